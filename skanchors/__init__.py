@@ -1,0 +1,21 @@
+"""skanchors: anchors (high-precision IF-THEN rules) that explain any classifier.
+
+``import skanchors`` is light: torch, transformers and matplotlib are imported only by the
+features that need them.
+"""
+
+from ._bandit import BatchSAR, KLLUCB
+from ._explanation import Anchor, Predicate
+from .explainer import AnchorExplainer, NoAnchorWarning
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Anchor",
+    "AnchorExplainer",
+    "BatchSAR",
+    "KLLUCB",
+    "NoAnchorWarning",
+    "Predicate",
+    "__version__",
+]

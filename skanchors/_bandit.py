@@ -1,0 +1,334 @@
+"""Confidence bounds and best-arm identification for anchor candidates.
+
+Every candidate rule is an *arm* whose unknown payoff is its precision, a Bernoulli mean.
+This module knows nothing about rules, features or models: it sees arrays of sample counts
+and successes, and asks an ``arms`` object (see :class:`skanchors._search.CandidateArms`) to draw
+more samples.
+
+References
+----------
+Kaufmann, E. and Kalyanakrishnan, S. (2013). Information complexity in bandit subset selection.
+Ribeiro, M. T., Singh, S. and Guestrin, C. (2018). Anchors: high-precision model-agnostic
+explanations, Algorithm 1-3.
+Jun, K.-S., Jamieson, K., Nowak, R. and Zhu, X. (2016). Top arm identification in multi-armed
+bandits with batch arm pulls.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import rel_entr
+
+__all__ = [
+    "BatchSAR",
+    "KLLUCB",
+    "compute_beta",
+    "kl_bernoulli",
+    "kl_lower_bound",
+    "kl_upper_bound",
+]
+
+# Bisection halves the bracket each step: 60 steps shrink [0, 1] below 1e-18, past float64 eps.
+_BISECTION_STEPS = 60
+
+
+def kl_bernoulli(p, q):
+    """Kullback-Leibler divergence KL(Bern(p) || Bern(q)), element-wise.
+
+    Parameters
+    ----------
+    p, q : array-like of float in [0, 1]
+        Means of the two Bernoulli distributions (broadcast against each other).
+
+    Returns
+    -------
+    kl : ndarray or float
+        ``p log(p/q) + (1-p) log((1-p)/(1-q))`` with the conventions ``0 log 0 = 0`` and
+        ``KL = inf`` where ``q`` puts zero mass on an outcome that ``p`` has.
+
+    Examples
+    --------
+    >>> round(float(kl_bernoulli(0.5, 0.25)), 6)
+    0.143841
+    >>> float(kl_bernoulli(0.3, 0.3))
+    0.0
+    """
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    out = rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q)
+    return out if out.ndim else float(out)
+
+
+def _bisect(p, level, upper):
+    p = np.asarray(p, dtype=float)
+    level = np.broadcast_to(np.asarray(level, dtype=float), p.shape)
+    if upper:
+        lo, hi = p.copy(), np.ones_like(p)
+    else:
+        lo, hi = np.zeros_like(p), p.copy()
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        too_far = kl_bernoulli(p, mid) > level
+        if upper:
+            hi = np.where(too_far, mid, hi)
+            lo = np.where(too_far, lo, mid)
+        else:
+            lo = np.where(too_far, mid, lo)
+            hi = np.where(too_far, hi, mid)
+    # The side of the bracket that is still inside the confidence region, so the bound is
+    # never tighter than the exact one.
+    return hi if upper else lo
+
+
+def kl_upper_bound(p, level):
+    """Largest q >= p with ``KL(p || q) <= level`` (the KL-UCB upper confidence bound).
+
+    Vectorised over arms and computed by bisection to float64 precision.
+
+    Parameters
+    ----------
+    p : array-like of float in [0, 1]
+        Empirical means.
+    level : array-like of float >= 0
+        Exploration level divided by the number of samples, ``beta / n``.
+
+    Returns
+    -------
+    q : ndarray or float
+
+    Examples
+    --------
+    >>> q = kl_upper_bound(0.5, 0.1)
+    >>> round(float(q), 6)
+    0.712879
+    >>> bool(abs(kl_bernoulli(0.5, q) - 0.1) < 1e-12)
+    True
+    """
+    out = _bisect(p, level, upper=True)
+    return out if out.ndim else float(out)
+
+
+def kl_lower_bound(p, level):
+    """Smallest q <= p with ``KL(p || q) <= level`` (the KL-LCB lower confidence bound).
+
+    Parameters
+    ----------
+    p : array-like of float in [0, 1]
+        Empirical means.
+    level : array-like of float >= 0
+        Exploration level divided by the number of samples, ``beta / n``.
+
+    Returns
+    -------
+    q : ndarray or float
+
+    Examples
+    --------
+    >>> round(float(kl_lower_bound(0.5, 0.1)), 6)
+    0.287121
+    """
+    out = _bisect(p, level, upper=False)
+    return out if out.ndim else float(out)
+
+
+def compute_beta(n_arms, t, delta):
+    """Exploration rate of KL-LUCB at round ``t`` (Kaufmann & Kalyanakrishnan 2013, eq. 7).
+
+    ``beta(t, delta) = log(k1 K t^alpha / delta) + log log(k1 K t^alpha / delta)`` with
+    ``k1 = 405.5`` and ``alpha = 1.1``, the constants for which the paper proves that the
+    returned arms are epsilon-optimal with probability at least ``1 - delta``.
+
+    Examples
+    --------
+    >>> round(compute_beta(10, 1, 0.1), 4)
+    12.9721
+    """
+    alpha, k1 = 1.1, 405.5
+    temp = math.log(k1 * n_arms * t**alpha / delta)
+    return temp + math.log(temp)
+
+
+def _check_arms(arms, n_best):
+    n_arms = len(arms.n_samples)
+    if not isinstance(n_best, Integral) or not 1 <= n_best:
+        raise ValueError(f"n_best must be a positive integer, got {n_best!r}.")
+    return n_arms
+
+
+class KLLUCB:
+    """KL-LUCB: the ``n_best`` arms with the highest precision, up to a tolerance.
+
+    Each round computes KL confidence bounds of all arms, finds the weakest arm of the current
+    top set (lowest lower bound) and the strongest arm outside it (highest upper bound), and
+    samples both *in one model call*, until the two bounds overlap by at most ``epsilon``.
+
+    Parameters
+    ----------
+    max_rounds : int, default=10_000
+        Safety cap on the number of rounds (each draws ``2 * batch_size`` samples).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skanchors._bandit import KLLUCB
+    >>> class Coins:  # arms with true means 0.2, 0.5 and 0.9
+    ...     def __init__(self):
+    ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
+    ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)
+    ...     def pull(self, idx, n):
+    ...         for i in idx:
+    ...             self.n_samples[i] += n
+    ...             self.n_positives[i] += self.rng.binomial(n, self.means[i])
+    >>> sorted(KLLUCB().select(Coins(), 1, epsilon=0.1, delta=0.05, batch_size=10).tolist())
+    [2]
+    """
+
+    def __init__(self, *, max_rounds=10_000):
+        self.max_rounds = max_rounds
+
+    def __repr__(self):
+        return f"KLLUCB(max_rounds={self.max_rounds})"
+
+    def select(self, arms, n_best, *, epsilon, delta, batch_size):
+        """Return the indices of the ``n_best`` best arms, best last.
+
+        Parameters
+        ----------
+        arms : object
+            Has arrays ``n_samples`` and ``n_positives`` (updated in place) and a method
+            ``pull(indices, n)`` that draws ``n`` more samples for each arm in ``indices``.
+        n_best : int
+        epsilon : float
+            Tolerance: stop when the best excluded arm's upper bound exceeds the worst
+            included arm's lower bound by at most ``epsilon``.
+        delta : float
+            The selection is epsilon-correct with probability at least ``1 - delta``.
+        batch_size : int
+            Samples drawn per arm and round.
+        """
+        n_arms = _check_arms(arms, n_best)
+        empty = np.flatnonzero(arms.n_samples == 0)
+        if empty.size:
+            arms.pull(empty, 1)
+        if n_best >= n_arms:
+            return _ranking(arms)[-n_arms:]
+        for t in range(1, self.max_rounds + 1):
+            order = _ranking(arms)
+            top, rest = order[-n_best:], order[:-n_best]
+            means = arms.n_positives / arms.n_samples
+            beta = compute_beta(n_arms, t, delta)
+            ub = kl_upper_bound(means[rest], beta / arms.n_samples[rest])
+            lb = kl_lower_bound(means[top], beta / arms.n_samples[top])
+            challenger, weakest = rest[np.argmax(ub)], top[np.argmin(lb)]
+            if ub.max() - lb.min() <= epsilon:
+                break
+            arms.pull(np.array([weakest, challenger]), batch_size)
+        return _ranking(arms)[-n_best:]
+
+
+class BatchSAR:
+    """Successive Accepts and Rejects with batched pulls (Jun et al. 2016).
+
+    A fixed-budget bandit made for parallel evaluation: each phase samples *every* surviving
+    arm in one batch (one model call), then either accepts the empirically best arm or
+    rejects the worst, whichever gap is larger. Phase lengths follow the SAR schedule
+    ``n_s = ceil((T - K) / (logbar(K) (K + 1 - s)))`` (Bubeck et al. 2013).
+
+    Parameters
+    ----------
+    samples_per_arm : int or None, default=None
+        Budget ``T / K``. ``None`` derives it from the tolerance and confidence with
+        Hoeffding's inequality, ``2 log(2K / delta) / epsilon^2``, so that each surviving
+        arm's mean is known to ``epsilon / 2`` when it is decided.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skanchors._bandit import BatchSAR
+    >>> class Coins:
+    ...     def __init__(self):
+    ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
+    ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)
+    ...     def pull(self, idx, n):
+    ...         for i in idx:
+    ...             self.n_samples[i] += n
+    ...             self.n_positives[i] += self.rng.binomial(n, self.means[i])
+    >>> BatchSAR().select(Coins(), 1, epsilon=0.1, delta=0.05, batch_size=10).tolist()
+    [2]
+    """
+
+    def __init__(self, *, samples_per_arm=None):
+        self.samples_per_arm = samples_per_arm
+
+    def __repr__(self):
+        return f"BatchSAR(samples_per_arm={self.samples_per_arm})"
+
+    def select(self, arms, n_best, *, epsilon, delta, batch_size):
+        """Return the indices of the ``n_best`` best arms, best last (see :meth:`KLLUCB.select`).
+
+        ``batch_size`` is the minimum number of samples drawn per arm and phase.
+        """
+        n_arms = _check_arms(arms, n_best)
+        if n_best >= n_arms:
+            empty = np.flatnonzero(arms.n_samples == 0)
+            if empty.size:
+                arms.pull(empty, 1)
+            return _ranking(arms)[-n_arms:]
+        per_arm = self.samples_per_arm
+        if per_arm is None:
+            per_arm = math.ceil(2.0 * math.log(2.0 * n_arms / delta) / epsilon**2)
+        elif not isinstance(per_arm, Integral) or per_arm < 1:
+            raise ValueError(f"samples_per_arm must be a positive integer, got {per_arm!r}.")
+        budget = per_arm * n_arms
+        logbar = 0.5 + sum(1.0 / i for i in range(2, n_arms + 1))
+        surviving = list(range(n_arms))
+        accepted = []
+        for phase in range(1, n_arms):
+            if len(accepted) == n_best or len(accepted) + len(surviving) == n_best:
+                break
+            target = math.ceil((budget - n_arms) / (logbar * (n_arms + 1 - phase)))
+            target = max(target, batch_size)
+            need = np.array([target - arms.n_samples[i] for i in surviving])
+            if need.max() > 0:
+                # One batch for every surviving arm: a single model call per phase.
+                arms.pull(np.array(surviving), int(max(need.max(), 1)))
+            means = arms.n_positives[surviving] / arms.n_samples[surviving]
+            order = np.argsort(-means, kind="stable")
+            k_left = n_best - len(accepted)
+            gap_top = means[order[0]] - means[order[k_left]]
+            gap_bottom = means[order[k_left - 1]] - means[order[-1]]
+            if gap_top > gap_bottom:
+                accepted.append(surviving[order[0]])
+                del surviving[order[0]]
+            else:
+                del surviving[order[-1]]
+        if len(accepted) < n_best:
+            means = arms.n_positives[surviving] / np.maximum(arms.n_samples[surviving], 1)
+            order = np.argsort(-means, kind="stable")
+            accepted += [surviving[i] for i in order[: n_best - len(accepted)]]
+        chosen = np.array(accepted)
+        means = arms.n_positives[chosen] / arms.n_samples[chosen]
+        return chosen[np.argsort(means, kind="stable")]
+
+
+def _ranking(arms):
+    """Arms sorted by empirical mean, ascending; ties broken by index for determinism."""
+    means = arms.n_positives / np.maximum(arms.n_samples, 1)
+    return np.argsort(means, kind="stable")
+
+
+def make_bandit(bandit):
+    """Resolve the ``bandit`` parameter of the explainer into a bandit object."""
+    if bandit == "kl-lucb":
+        return KLLUCB()
+    if bandit == "batch-sar":
+        return BatchSAR()
+    if hasattr(bandit, "select") and callable(bandit.select):
+        return bandit
+    raise ValueError(
+        "bandit must be 'kl-lucb', 'batch-sar' or an object with a select(arms, n_best, "
+        f"epsilon=, delta=, batch_size=) method; got {bandit!r}."
+    )

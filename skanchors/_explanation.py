@@ -1,0 +1,348 @@
+"""The result of an explanation: an :class:`Anchor` made of structured :class:`Predicate` s."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .discretizers import format_value
+
+__all__ = ["Predicate", "Anchor"]
+
+_OPS = ("==", "<=", ">", "isna", "contains")
+
+
+def _plain(value):
+    """JSON-safe version of a numpy/pandas scalar."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """One condition of an anchor: ``feature op value``.
+
+    Parameters
+    ----------
+    feature : str or int
+        Column name (DataFrames) or column index (arrays); for text, the word.
+    op : {"==", "<=", ">", "isna", "contains"}
+        ``"isna"`` means the value is missing; ``"contains"`` is a text predicate (the word at
+        ``position``).
+    value : object
+        The compared value (``None`` for ``"isna"``).
+    position : int or None
+        Index of the feature (tabular) or of the word (text) in the explained instance.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> p = Predicate("Age", "<=", 37.0)
+    >>> str(p)
+    'Age <= 37.0'
+    >>> p.evaluate(pd.DataFrame({"Age": [30.0, 40.0, float("nan")]})).tolist()
+    [True, False, False]
+    """
+
+    feature: Any
+    op: str
+    value: Any = None
+    position: int | None = None
+
+    def __post_init__(self):
+        if self.op not in _OPS:
+            raise ValueError(f"op must be one of {_OPS}, got {self.op!r}.")
+
+    def __str__(self):
+        if self.op == "isna":
+            return f"{self.feature} is missing"
+        if self.op == "contains":
+            return str(self.value)
+        op = "=" if self.op == "==" else self.op
+        return f"{self.feature} {op} {format_value(self.value)}"
+
+    def _column(self, X):
+        if isinstance(X, pd.DataFrame):
+            if self.feature not in X.columns:
+                raise KeyError(
+                    f"X has no column {self.feature!r} (needed by the predicate '{self}'); "
+                    f"columns are {list(X.columns)}."
+                )
+            return X[self.feature]
+        X = np.asarray(X, dtype=object if np.asarray(X).dtype == object else None)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
+        index = self.feature if isinstance(self.feature, (int, np.integer)) else self.position
+        if index is None or index >= X.shape[1]:
+            raise KeyError(f"X has {X.shape[1]} columns; predicate '{self}' needs {index}.")
+        return pd.Series(X[:, index])
+
+    def evaluate(self, X):
+        """Boolean mask of the rows of ``X`` (DataFrame or 2-d array) that satisfy it."""
+        if self.op == "contains":
+            from .samplers.text import tokenize
+
+            return np.array([self.value in {t for t, _, _ in tokenize(doc)} for doc in X])
+        col = self._column(X)
+        if self.op == "isna":
+            return col.isna().to_numpy()
+        if self.op == "==":
+            return (col == self.value).fillna(False).to_numpy(dtype=bool)
+        values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            if self.op == "<=":
+                return values <= self.value
+            return values > self.value
+
+
+@dataclass(frozen=True)
+class Step:
+    """A partial anchor of the search: the first ``len(predicates)`` predicates chosen."""
+
+    predicates: tuple
+    precision: float
+    coverage: float
+
+
+@dataclass
+class Anchor:
+    """An IF-THEN rule that holds the model's prediction in place.
+
+    Attributes
+    ----------
+    predicates : tuple of Predicate
+        The conditions, in the order the search added them.
+    prediction : object
+        The class the rule predicts (the model's class label).
+    precision : float
+        Fraction of perturbations satisfying the rule for which the model predicts
+        ``prediction`` (estimated from ``n_samples`` samples of ``D(z | A)``).
+    precision_bounds : (float, float)
+        KL confidence interval of the precision at level ``1 - delta``.
+    coverage : float
+        Fraction of the (unweighted) reference data that satisfies the rule.
+    coverage_perturbation : float
+        Coverage under the perturbation distribution (differs from ``coverage`` only when the
+        reference data was class-balanced).
+    is_anchor : bool
+        Whether the rule was validated to reach the threshold. ``False`` means no rule did and
+        this is the most precise candidate found (a warning is raised at explanation time).
+    threshold : float
+    n_samples : int
+        Perturbations the precision estimate is based on.
+    steps : list of Step
+        Precision and coverage of each partial anchor.
+    examples_hold, examples_fail : DataFrame, ndarray or list
+        Perturbations covered by the rule on which the prediction holds / changes.
+    n_model_calls, n_rows_predicted : int
+        True number of calls to the model and of rows it predicted for this explanation.
+    wall_time : float
+        Seconds spent.
+    instance : object
+        The explained row or document.
+    """
+
+    predicates: tuple
+    prediction: Any
+    precision: float
+    coverage: float
+    is_anchor: bool
+    threshold: float
+    precision_bounds: tuple = (float("nan"), float("nan"))
+    coverage_perturbation: float = float("nan")
+    n_samples: int = 0
+    steps: list = field(default_factory=list)
+    examples_hold: Any = None
+    examples_fail: Any = None
+    n_model_calls: int = 0
+    n_rows_predicted: int = 0
+    wall_time: float = 0.0
+    instance: Any = None
+
+    # ----------------------------------------------------------------- reading the rule
+    def __len__(self):
+        return len(self.predicates)
+
+    @property
+    def features(self):
+        """The distinct features (or words) of the rule, in order of appearance."""
+        return list(dict.fromkeys(p.feature for p in self.predicates))
+
+    @property
+    def words(self):
+        """Text anchors: the anchor words in the order they appear in the document."""
+        preds = sorted(self.predicates, key=lambda p: -1 if p.position is None else p.position)
+        return [p.value if p.op == "contains" else str(p) for p in preds]
+
+    def conditions(self):
+        """One readable condition per feature; two bin predicates become ``a < x <= b``."""
+        out = []
+        for feat in self.features:
+            preds = [p for p in self.predicates if p.feature == feat]
+            lo = [p for p in preds if p.op == ">"]
+            hi = [p for p in preds if p.op == "<="]
+            if lo and hi:
+                out.append(
+                    f"{format_value(max(p.value for p in lo))} < {feat} <= "
+                    f"{format_value(min(p.value for p in hi))}"
+                )
+            else:
+                out.extend(str(p) for p in preds)
+        return out
+
+    def __str__(self):
+        cond = " AND ".join(self.conditions()) if self.predicates else "(any input)"
+        flag = "" if self.is_anchor else " [NOT AN ANCHOR: precision below threshold]"
+        return (
+            f"IF {cond} THEN PREDICT {self.prediction} WITH PRECISION {self.precision:.2f} "
+            f"AND COVERAGE {self.coverage:.2f}{flag}"
+        )
+
+    def __repr__(self):
+        return f"<Anchor {self}>"
+
+    def covers(self, X):
+        """Boolean mask of the rows of new data that satisfy every predicate.
+
+        Parameters
+        ----------
+        X : DataFrame, 2-d array, or list of str (text anchors)
+
+        Returns
+        -------
+        mask : ndarray of bool, shape (n_rows,)
+        """
+        if isinstance(X, str):
+            raise TypeError("X must be a collection of rows or documents, not a single string.")
+        n = len(X)
+        mask = np.ones(n, dtype=bool)
+        for p in self.predicates:
+            mask &= p.evaluate(X)
+        return mask
+
+    # ------------------------------------------------------------------- serialisation
+    def to_dict(self):
+        """Plain-Python dict (JSON-safe) with everything but the example perturbations."""
+        return {
+            "predicates": [
+                {k: _plain(v) for k, v in asdict(p).items()} for p in self.predicates
+            ],
+            "prediction": _plain(self.prediction),
+            "precision": float(self.precision),
+            "precision_bounds": [float(b) for b in self.precision_bounds],
+            "coverage": float(self.coverage),
+            "coverage_perturbation": float(self.coverage_perturbation),
+            "is_anchor": bool(self.is_anchor),
+            "threshold": float(self.threshold),
+            "n_samples": int(self.n_samples),
+            "steps": [
+                {
+                    "predicates": [str(p) for p in s.predicates],
+                    "precision": float(s.precision),
+                    "coverage": float(s.coverage),
+                }
+                for s in self.steps
+            ],
+            "n_model_calls": int(self.n_model_calls),
+            "n_rows_predicted": int(self.n_rows_predicted),
+            "wall_time": float(self.wall_time),
+        }
+
+    def to_json(self, **kwargs):
+        """JSON string of :meth:`to_dict`; keyword arguments go to :func:`json.dumps`."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, data):
+        """Rebuild an anchor from :meth:`to_dict` output (examples are not kept)."""
+        preds = tuple(Predicate(**p) for p in data["predicates"])
+        by_str = {str(p): p for p in preds}
+        steps = [
+            Step(
+                tuple(by_str.get(s, s) for s in step["predicates"]),
+                step["precision"],
+                step["coverage"],
+            )
+            for step in data.get("steps", [])
+        ]
+        return cls(
+            predicates=preds,
+            prediction=data["prediction"],
+            precision=data["precision"],
+            coverage=data["coverage"],
+            is_anchor=data["is_anchor"],
+            threshold=data["threshold"],
+            precision_bounds=tuple(data.get("precision_bounds", (math.nan, math.nan))),
+            coverage_perturbation=data.get("coverage_perturbation", math.nan),
+            n_samples=data.get("n_samples", 0),
+            steps=steps,
+            n_model_calls=data.get("n_model_calls", 0),
+            n_rows_predicted=data.get("n_rows_predicted", 0),
+            wall_time=data.get("wall_time", 0.0),
+        )
+
+    @classmethod
+    def from_json(cls, text):
+        """Rebuild an anchor from :meth:`to_json` output."""
+        return cls.from_dict(json.loads(text))
+
+    # -------------------------------------------------------------------- display
+    def _repr_html_(self):
+        esc = html.escape
+        cond = "".join(f"<li><code>{esc(c)}</code></li>" for c in self.conditions())
+        cond = cond or "<li><em>any input</em></li>"
+        status = "" if self.is_anchor else (
+            "<p style='color:#b00'><strong>Not an anchor:</strong> no rule reached the "
+            f"threshold {self.threshold:.2f}.</p>"
+        )
+        rows = "".join(
+            f"<tr><td>{i + 1}</td><td>{esc(' AND '.join(str(p) for p in s.predicates))}</td>"
+            f"<td>{s.precision:.3f}</td><td>{s.coverage:.3f}</td></tr>"
+            for i, s in enumerate(self.steps)
+        )
+        return (
+            "<div class='skanchors-anchor'>"
+            f"<p><strong>IF</strong></p><ul>{cond}</ul>"
+            f"<p><strong>THEN PREDICT</strong> <code>{esc(str(self.prediction))}</code> "
+            f"with precision <strong>{self.precision:.3f}</strong> and coverage "
+            f"<strong>{self.coverage:.3f}</strong> ({self.n_samples} samples, "
+            f"{self.n_model_calls} model calls, {self.wall_time:.3f} s)</p>{status}"
+            "<table><thead><tr><th>step</th><th>rule</th><th>precision</th>"
+            f"<th>coverage</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        )
+
+    def plot(self, ax=None):
+        """Bar chart of precision and coverage after each step of the search.
+
+        Requires matplotlib (``pip install skanchors[plot]``). Returns the Axes.
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "Anchor.plot needs matplotlib: pip install 'skanchors[plot]'."
+            ) from exc
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * max(len(self.steps), 1)))
+        labels = [" AND ".join(str(p) for p in s.predicates) for s in self.steps] or ["(any)"]
+        prec = [s.precision for s in self.steps] or [self.precision]
+        cov = [s.coverage for s in self.steps] or [self.coverage]
+        y = np.arange(len(labels))
+        ax.barh(y - 0.2, prec, height=0.4, label="precision")
+        ax.barh(y + 0.2, cov, height=0.4, label="coverage")
+        ax.axvline(self.threshold, color="k", linestyle="--", linewidth=1, label="threshold")
+        ax.set_yticks(y, labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_title(f"PREDICT {self.prediction}")
+        ax.legend(loc="lower right", fontsize="small")
+        return ax

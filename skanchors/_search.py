@@ -1,0 +1,323 @@
+"""Beam search over predicate sets, and the sample bookkeeping shared by all modalities.
+
+The search talks to an *instance sampler* (one explained row or document), which knows the
+modality, through four members:
+
+``n_predicates``
+    number of candidate predicates of the instance.
+``sample(anchor, n, rng) -> (keys, holds)``
+    ``n`` perturbations drawn from ``D(z | anchor)``: ``keys`` is an integer matrix with one
+    row per perturbation that identifies it exactly (equal rows are equal model inputs), and
+    ``holds`` is the boolean matrix of which of the instance's predicates each one satisfies.
+``decode(keys)``
+    the model input for rows of ``keys``.
+``coverage(anchors)``
+    coverage of each anchor (a tuple of predicate indices) under the reference distribution.
+
+Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
+valid for (see :class:`SampleStore`); all samples one bandit step needs go to the model in one
+call, and perturbations that repeat are predicted once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ._bandit import kl_lower_bound, kl_upper_bound
+
+__all__ = ["SampleStore", "CandidateArms", "beam_search", "SearchResult"]
+
+# The validation step accepts a candidate whose lower confidence bound is within this distance
+# of the threshold (Ribeiro et al.'s epsilon_stop). The statistical guarantee reported in the
+# documentation and tested in tests/test_tabular.py is "precision >= threshold - 0.05".
+VALIDATION_TOLERANCE = 0.05
+_MAX_VALIDATION_SAMPLES = 100_000
+
+
+class SampleStore:
+    """Every perturbation drawn while explaining one instance.
+
+    A sample drawn from ``D(z | A_s)`` counts for candidate ``A`` when all predicates of ``A``
+    hold on it **and** ``A_s`` is a subset of ``A``: such a sample is a draw from ``D(z | A)``
+    (it was conditioned on part of ``A`` and satisfies the rest). Samples drawn for a *larger*
+    set are not reused: they would bias the estimate towards the larger rule's precision.
+
+    Parameters
+    ----------
+    instance : instance sampler
+    predict : callable
+        Maps model input to predicted class indices (one model call).
+    target : int
+        Class index whose precision is measured.
+    rng : numpy.random.Generator
+    """
+
+    def __init__(self, instance, predict, target, rng):
+        self.instance = instance
+        self.predict = predict
+        self.target = target
+        self.rng = rng
+        d = instance.n_predicates
+        cap = 1024
+        self.holds = np.zeros((cap, d), dtype=bool)
+        self.forced = np.zeros((cap, d), dtype=bool)
+        self.labels = np.zeros(cap, dtype=np.int64)
+        self.keys = None
+        self.size = 0
+        self._cache = {}
+        self.n_model_calls = 0
+        self.n_rows_predicted = 0
+
+    @property
+    def correct(self):
+        return self.labels[: self.size] == self.target
+
+    def _grow(self, extra):
+        need = self.size + extra
+        cap = self.holds.shape[0]
+        if need <= cap:
+            return
+        new_cap = max(need, 2 * cap)
+        for name in ("holds", "forced", "labels", "keys"):
+            old = getattr(self, name)
+            if old is None:
+                continue
+            new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, name, new)
+
+    def draw(self, requests):
+        """Draw samples for several anchors and label them with a single model call.
+
+        Parameters
+        ----------
+        requests : list of (tuple of int, int)
+            ``(anchor, n)`` pairs.
+
+        Returns
+        -------
+        start, stop : int
+            The new samples are rows ``start:stop`` of the store.
+        """
+        keys, holds, forced = [], [], []
+        d = self.instance.n_predicates
+        for anchor, n in requests:
+            k, h = self.instance.sample(anchor, n, self.rng)
+            keys.append(k)
+            holds.append(h)
+            f = np.zeros((n, d), dtype=bool)
+            f[:, list(anchor)] = True
+            forced.append(f)
+        keys = np.ascontiguousarray(np.concatenate(keys))
+        labels = self._label(keys)
+        n_new = len(labels)
+        if self.keys is None:
+            self.keys = np.zeros((self.holds.shape[0], keys.shape[1]), dtype=keys.dtype)
+        self._grow(n_new)
+        start, stop = self.size, self.size + n_new
+        self.keys[start:stop] = keys
+        self.holds[start:stop] = np.concatenate(holds)
+        self.forced[start:stop] = np.concatenate(forced)
+        self.labels[start:stop] = labels
+        self.size = stop
+        return start, stop
+
+    def _label(self, keys):
+        """Predicted class of every row of ``keys``; each distinct row is predicted once."""
+        rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()
+        uniq, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+        labels = np.empty(len(uniq), dtype=np.int64)
+        todo = []
+        for i, row in enumerate(uniq.tolist()):
+            hit = self._cache.get(row)
+            if hit is None:
+                todo.append(i)
+            else:
+                labels[i] = hit
+        if todo:
+            todo = np.array(todo)
+            predicted = np.asarray(self.predict(self.instance.decode(keys[first[todo]])))
+            self.n_model_calls += 1
+            self.n_rows_predicted += len(todo)
+            labels[todo] = predicted
+            for i, lab in zip(todo.tolist(), predicted.tolist()):
+                self._cache[uniq[i].tobytes()] = lab
+        return labels[inverse.ravel()]
+
+    def valid(self, candidates, start=0, stop=None):
+        """Boolean matrix (rows start:stop x candidates) of which samples count for which."""
+        stop = self.size if stop is None else stop
+        cand = np.zeros((len(candidates), self.holds.shape[1]), dtype=np.float32)
+        for j, anchor in enumerate(candidates):
+            cand[j, list(anchor)] = 1.0
+        sizes = cand.sum(axis=1)
+        holds = self.holds[start:stop].astype(np.float32)
+        forced = self.forced[start:stop].astype(np.float32)
+        # float32 products are exact for counts below 2**24 (BLAS instead of integer loops).
+        return (holds @ cand.T == sizes) & (forced @ (1.0 - cand).T == 0)
+
+    def stats(self, candidates):
+        """(n_samples, n_positives) of each candidate over the whole store."""
+        if not candidates:
+            return np.zeros(0), np.zeros(0)
+        valid = self.valid(candidates)
+        correct = self.correct.astype(np.float32)
+        return valid.sum(axis=0).astype(float), (correct @ valid).astype(float)
+
+
+class CandidateArms:
+    """The bandit's view of a list of candidate anchors.
+
+    ``pull`` draws for the requested arms in one model call; the new samples then update the
+    counts of *every* arm they are valid for, not only the pulled ones.
+    """
+
+    def __init__(self, store, candidates):
+        self.store = store
+        self.candidates = list(candidates)
+        self.n_samples, self.n_positives = store.stats(self.candidates)
+
+    def pull(self, indices, n):
+        start, stop = self.store.draw([(self.candidates[i], int(n)) for i in indices])
+        valid = self.store.valid(self.candidates, start, stop)
+        correct = (self.store.labels[start:stop] == self.store.target).astype(np.float32)
+        self.n_samples += valid.sum(axis=0)
+        self.n_positives += correct @ valid
+
+    def means(self):
+        return self.n_positives / np.maximum(self.n_samples, 1)
+
+
+class SearchResult:
+    """What the search found for one instance, before it becomes an :class:`~skanchors.Anchor`."""
+
+    def __init__(self, anchor, order, is_anchor, store, coverage, delta):
+        self.anchor = tuple(anchor)
+        self.order = list(order)
+        self.is_anchor = is_anchor
+        self.store = store
+        self.coverage = coverage
+        self.delta = delta
+
+    def precision_stats(self, anchor):
+        n, pos = self.store.stats([tuple(anchor)])
+        return int(n[0]), int(pos[0])
+
+
+def _validate(arms, indices, threshold, beta, batch_size):
+    """Sample the given arms until each is confidently above or below ``threshold``.
+
+    Returns a boolean array: which arms are valid anchors (mean >= threshold and lower bound
+    within :data:`VALIDATION_TOLERANCE` of it). Undecided arms are sampled together, one model
+    call per step.
+    """
+    indices = np.asarray(indices)
+    eps = VALIDATION_TOLERANCE
+    while True:
+        n = arms.n_samples[indices]
+        mean = arms.n_positives[indices] / np.maximum(n, 1)
+        lb = kl_lower_bound(mean, beta / np.maximum(n, 1))
+        ub = kl_upper_bound(mean, beta / np.maximum(n, 1))
+        undecided = ((mean >= threshold) & (lb < threshold - eps)) | (
+            (mean < threshold) & (ub >= threshold + eps)
+        )
+        undecided &= n < _MAX_VALIDATION_SAMPLES
+        undecided |= n == 0
+        if not undecided.any():
+            return (mean >= threshold) & (lb > threshold - eps)
+        arms.pull(indices[undecided], batch_size)
+
+
+def beam_search(
+    instance,
+    predict,
+    target,
+    *,
+    threshold,
+    delta,
+    epsilon,
+    beam_size,
+    max_anchor_size,
+    batch_size,
+    bandit,
+    rng,
+):
+    """Find the anchor of one instance (Ribeiro et al. 2018, Algorithm 2, beam version).
+
+    Returns a :class:`SearchResult`. The search maximises coverage among candidates validated
+    to reach ``threshold``; rounds extend each of the ``beam_size`` best candidates (chosen by
+    the bandit on precision) by one predicate, and stop when no extension can beat the coverage
+    of the best anchor found, or at ``max_anchor_size`` predicates.
+    """
+    store = SampleStore(instance, predict, target, rng)
+    d = instance.n_predicates
+    # Samples from D(z) itself serve every candidate of the first round.
+    store.draw([((), batch_size)])
+    empty = CandidateArms(store, [()])
+    beta0 = np.log(1.0 / delta)
+    if _validate(empty, [0], threshold, beta0, batch_size)[0]:
+        return SearchResult((), [], True, store, 1.0, delta)
+
+    max_size = d if max_anchor_size is None else min(max_anchor_size, d)
+    beams = {0: [()]}
+    order = {(): []}
+    best, best_coverage = None, -1.0
+    # Union bound: at most beam_size candidates are validated in each of (at most d) rounds.
+    beta = np.log((1.0 + (beam_size - 1) * d) / delta)
+    size = 1
+    while size <= max_size:
+        candidates = []
+        seen = set()
+        for parent in beams[size - 1]:
+            for p in range(d):
+                if p in parent:
+                    continue
+                cand = tuple(sorted(parent + (p,)))
+                if cand in seen:
+                    continue
+                seen.add(cand)
+                candidates.append(cand)
+                order[cand] = order[parent] + [p]
+        if not candidates:
+            break
+        coverage = instance.coverage(candidates)
+        keep = coverage > best_coverage
+        candidates = [c for c, k in zip(candidates, keep) if k]
+        if not candidates:
+            break
+        cov = dict(zip(candidates, coverage[keep]))
+        arms = CandidateArms(store, candidates)
+        chosen = bandit.select(
+            arms, min(beam_size, len(candidates)), epsilon=epsilon, delta=delta,
+            batch_size=batch_size,
+        )
+        chosen = np.asarray(chosen)
+        beams[size] = [candidates[i] for i in chosen]
+        valid = _validate(arms, chosen, threshold, beta, batch_size)
+        for i, ok in zip(chosen, valid):
+            cand = candidates[i]
+            if ok and cov[cand] > best_coverage:
+                best, best_coverage = cand, cov[cand]
+        size += 1
+    if best is not None:
+        return SearchResult(best, order[best], True, store, best_coverage, delta)
+    # No valid anchor: among the beams of every round, the one with the best precision.
+    pool = [c for s in range(1, size) for c in beams.get(s, [])]
+    arms = CandidateArms(store, pool)
+    pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
+    best = pool[int(np.asarray(pick)[-1])]
+    cov = float(instance.coverage([best])[0])
+    return SearchResult(best, order[best], False, store, cov, delta)
+
+
+class Timer:
+    """Wall-clock timer used to report how long an explanation took."""
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.elapsed = time.perf_counter() - self.start

@@ -1,0 +1,291 @@
+"""Discretizers: scikit-learn transformers that bin numeric features and name their bins.
+
+Anchors on numeric features are one-sided bin predicates (``Age <= 37.0``, ``Fare > 14.45``),
+so the explainer needs the bin *edges* and a readable name for each bin in the original units.
+These transformers provide both, and they accept missing values (NaN stays NaN: the explainer
+treats "is missing" as a value of its own).
+
+:class:`~sklearn.preprocessing.KBinsDiscretizer` cannot be used directly: it rejects NaN and
+supports only equal-frequency bins, not arbitrary percentiles or given edges.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = ["QuantileDiscretizer", "EdgesDiscretizer", "make_discretizer", "format_value"]
+
+
+def format_value(value):
+    """Short, readable rendering of a bin edge or a feature value.
+
+    >>> format_value(28.0), format_value(14.4542), format_value(0.000123456), format_value("a")
+    ('28.0', '14.45', '0.0001235', 'a')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, Real):
+        value = float(value)
+        if np.isnan(value):
+            return "NaN"
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{value:.1f}"
+        return f"{value:.4g}"
+    return str(value)
+
+
+class _BaseDiscretizer(TransformerMixin, BaseEstimator):
+    """Shared transform/naming logic; subclasses implement ``_compute_edges``."""
+
+    def _compute_edges(self, X):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn the bin edges of every feature.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric data; NaN is allowed.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        all_nan = np.isnan(X).all(axis=0)
+        if all_nan.any():
+            names = self._names()[all_nan]
+            raise ValueError(
+                f"Cannot discretize feature(s) {list(names)}: every value is NaN. "
+                "Drop the column or impute it before explaining."
+            )
+        edges = self._compute_edges(X)
+        self.bin_edges_ = [np.unique(np.asarray(e, dtype=float)) for e in edges]
+        single = [n for n, e in zip(self._names(), self.bin_edges_) if len(e) == 0]
+        if single:
+            warnings.warn(
+                f"Feature(s) {single} are constant (or have too few distinct values): they get "
+                "a single bin and can never appear in an anchor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_])
+        return self
+
+    def _names(self):
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = np.array([f"x{i}" for i in range(self.n_features_in_)], dtype=object)
+        return np.asarray(names, dtype=object)
+
+    def transform(self, X):
+        """Bin index of every value (``x <= e0`` is bin 0, ``e0 < x <= e1`` is bin 1, ...).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_features), float
+            Bin indices; NaN where the input is NaN.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        out = np.empty_like(X)
+        for j, edges in enumerate(self.bin_edges_):
+            col = X[:, j]
+            out[:, j] = np.searchsorted(edges, col, side="left")
+            out[np.isnan(col), j] = np.nan
+        return out
+
+    def bin_names(self, feature):
+        """Readable names of the bins of one feature, in the original units.
+
+        Parameters
+        ----------
+        feature : int or str
+            Index or name of the feature.
+
+        Returns
+        -------
+        names : list of str
+        """
+        check_is_fitted(self)
+        names = list(self._names())
+        if isinstance(feature, str):
+            if feature not in names:
+                raise KeyError(f"Unknown feature {feature!r}; expected one of {names}.")
+            j = names.index(feature)
+        else:
+            j = int(feature)
+        name, edges = names[j], [format_value(e) for e in self.bin_edges_[j]]
+        if not edges:
+            return [f"{name} (any value)"]
+        out = [f"{name} <= {edges[0]}"]
+        out += [f"{lo} < {name} <= {hi}" for lo, hi in zip(edges[:-1], edges[1:])]
+        out.append(f"{name} > {edges[-1]}")
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """One output column per input feature, with the same name."""
+        check_is_fitted(self)
+        if input_features is not None:
+            input_features = np.asarray(input_features, dtype=object)
+            if len(input_features) != self.n_features_in_:
+                raise ValueError(
+                    f"input_features has {len(input_features)} names, expected "
+                    f"{self.n_features_in_}."
+                )
+            return input_features
+        return self._names()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+class QuantileDiscretizer(_BaseDiscretizer):
+    """Bins at given percentiles of the reference data (quartiles by default).
+
+    Parameters
+    ----------
+    percentiles : array-like of float in (0, 100), default=(25, 50, 75)
+        Percentiles that become bin edges; ``range(10, 100, 10)`` gives deciles. Repeated
+        edges (features with few distinct values) are merged.
+
+    Attributes
+    ----------
+    bin_edges_ : list of ndarray
+        Inner edges of each feature (``n_bins_[j] - 1`` values).
+    n_bins_ : ndarray of int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when X has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skanchors.discretizers import QuantileDiscretizer
+    >>> X = np.arange(1, 101, dtype=float).reshape(-1, 1)
+    >>> d = QuantileDiscretizer().fit(X)
+    >>> d.bin_names(0)
+    ['x0 <= 25.75', '25.75 < x0 <= 50.5', '50.5 < x0 <= 75.25', 'x0 > 75.25']
+    >>> d.transform([[3.0], [60.0], [np.nan]]).ravel().tolist()
+    [0.0, 2.0, nan]
+    """
+
+    _parameter_constraints: dict = {"percentiles": ["array-like"]}
+
+    def __init__(self, *, percentiles=(25, 50, 75)):
+        self.percentiles = percentiles
+
+    def _compute_edges(self, X):
+        q = np.asarray(self.percentiles, dtype=float).ravel()
+        if q.size == 0 or np.any((q <= 0) | (q >= 100)) or np.any(np.isnan(q)):
+            raise ValueError(
+                f"percentiles must be a non-empty sequence of numbers in (0, 100), got "
+                f"{self.percentiles!r}."
+            )
+        q = np.sort(q)
+        return [np.nanpercentile(X[:, j], q) for j in range(X.shape[1])]
+
+
+class EdgesDiscretizer(_BaseDiscretizer):
+    """Bins at edges given by the user, in the features' own units.
+
+    Parameters
+    ----------
+    edges : dict or list
+        ``{feature name or index: sorted edges}``, or a list with one sequence of edges per
+        feature. Features missing from a dict fall back to ``default``.
+    default : {"quartile", "none"}, default="quartile"
+        Bins for features without given edges: their quartiles, or a single bin.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skanchors.discretizers import EdgesDiscretizer
+    >>> X = pd.DataFrame({"age": [5.0, 20.0, 40.0, 70.0]})
+    >>> EdgesDiscretizer(edges={"age": [18, 65]}).fit(X).bin_names("age")
+    ['age <= 18.0', '18.0 < age <= 65.0', 'age > 65.0']
+    """
+
+    _parameter_constraints: dict = {
+        "edges": [dict, list],
+        "default": [StrOptions({"quartile", "none"})],
+    }
+
+    def __init__(self, *, edges, default="quartile"):
+        self.edges = edges
+        self.default = default
+
+    def _compute_edges(self, X):
+        names = list(self._names())
+        given = {}
+        if isinstance(self.edges, list):
+            if len(self.edges) != X.shape[1]:
+                raise ValueError(
+                    f"edges has {len(self.edges)} entries but X has {X.shape[1]} features."
+                )
+            given = dict(enumerate(self.edges))
+        else:
+            for key, value in self.edges.items():
+                if isinstance(key, str):
+                    if key not in names:
+                        raise ValueError(
+                            f"edges names unknown feature {key!r}; the features are {names}."
+                        )
+                    key = names.index(key)
+                given[int(key)] = value
+        out = []
+        for j in range(X.shape[1]):
+            if j in given:
+                e = np.asarray(given[j], dtype=float).ravel()
+                if np.any(np.isnan(e)) or np.any(np.diff(e) <= 0):
+                    raise ValueError(
+                        f"edges for feature {names[j]!r} must be strictly increasing numbers, "
+                        f"got {given[j]!r}."
+                    )
+                out.append(e)
+            elif self.default == "quartile":
+                out.append(np.nanpercentile(X[:, j], [25, 50, 75]))
+            else:
+                out.append(np.empty(0))
+        return out
+
+
+_NAMED = {
+    "quartile": (25, 50, 75),
+    "decile": tuple(range(10, 100, 10)),
+}
+
+
+def make_discretizer(discretizer):
+    """Turn the explainer's ``discretizer`` parameter into an unfitted transformer."""
+    from sklearn.base import clone
+
+    if isinstance(discretizer, str):
+        if discretizer not in _NAMED:
+            raise ValueError(
+                f"discretizer must be one of {sorted(_NAMED)} or a transformer with "
+                f"fit/transform and bin_edges_, got {discretizer!r}."
+            )
+        return QuantileDiscretizer(percentiles=_NAMED[discretizer])
+    if hasattr(discretizer, "fit") and hasattr(discretizer, "transform"):
+        return clone(discretizer)
+    raise ValueError(
+        f"discretizer must be 'quartile', 'decile' or a transformer, got {discretizer!r}."
+    )
+

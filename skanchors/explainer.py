@@ -1,0 +1,453 @@
+"""AnchorExplainer: local IF-THEN explanations of any classifier (Ribeiro et al. 2018)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._bandit import kl_lower_bound, kl_upper_bound, make_bandit
+from ._explanation import Anchor, Step
+from ._search import beam_search
+from .models import as_probability_model
+from .samplers.tabular import TabularSampler
+
+__all__ = ["AnchorExplainer", "NoAnchorWarning"]
+
+_N_EXAMPLES = 10
+
+
+class NoAnchorWarning(UserWarning):
+    """No candidate rule reached the precision threshold; the best one is returned."""
+
+
+class AnchorExplainer(TransformerMixin, BaseEstimator):
+    """Explain a classifier's predictions with anchors: rules that hold the prediction in place.
+
+    An anchor of an instance ``x`` is a set of predicates ``A`` that ``x`` satisfies such that,
+    for perturbations ``z`` of ``x`` drawn from ``D(z | A)`` (the reference data conditioned on
+    ``A``), the model predicts the same class with probability at least ``threshold``, with
+    confidence ``1 - delta``; among such rules the search maximises coverage, the share of the
+    reference data the rule applies to (Ribeiro, Singh and Guestrin, AAAI 2018).
+
+    Parameters
+    ----------
+    estimator : fitted classifier or callable
+        The model to explain: anything with ``predict_proba`` (an sklearn estimator or a
+        whole Pipeline that consumes the raw data), or a callable returning probabilities of
+        shape (n, n_classes). It is only called, never refitted.
+    threshold : float in (0, 1], default=0.95
+        The paper's tau: the precision a rule must reach to be an anchor.
+    delta : float in (0, 1), default=0.1
+        Statistical risk: the anchor reaches the threshold (up to a tolerance of 0.05) with
+        probability at least ``1 - delta``.
+    epsilon : float in (0, 1], default=0.15
+        Tolerance of the KL-LUCB bandit when it picks the ``beam_size`` most precise
+        candidates of a round.
+    beam_size : int >= 1, default=2
+        Number of candidates carried to the next round of the beam search.
+    max_anchor_size : int >= 1 or None, default=None
+        Maximum number of predicates; ``None`` means no limit.
+    batch_size : int >= 1, default=100
+        Perturbations drawn per candidate and bandit step.
+    discretizer : {"quartile", "decile"} or transformer, default="quartile"
+        Binning of numeric features into predicates ``x <= edge`` / ``x > edge``; see
+        :mod:`skanchors.discretizers`.
+    categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
+        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical.
+    sampler : sampler object or None, default=None
+        A custom perturbation distribution (see :class:`~skanchors.samplers.TabularSampler`
+        for the protocol). When given, ``discretizer`` and ``categorical_features`` must stay
+        at their defaults: the sampler carries its own.
+    balance : bool, default=False
+        Class-balance the reference data over the model's predictions before sampling
+        (recommended for imbalanced problems: otherwise majority-class rows get empty anchors
+        and minority rows overly long ones). Coverage is then reported both under the balanced
+        distribution (``coverage_perturbation``) and on the unbalanced data (``coverage``).
+    bandit : {"kl-lucb", "batch-sar"} or bandit object, default="kl-lucb"
+        Best-arm identification: KL-LUCB (two candidates per model call, fewest rows) or
+        BatchSAR (every surviving candidate in one model call, for slow models).
+    score_rows : int or None, default=50
+        :meth:`score` explains at most this many rows of its input (chosen with
+        ``random_state``); ``None`` explains all of them.
+    n_jobs : int or None, default=None
+        Rows are explained in parallel with joblib (any backend, e.g. dask through
+        ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context.
+    random_state : int, RandomState or None, default=None
+        Seeds the perturbations; results are identical for any ``n_jobs``.
+    verbose : int, default=0
+        Print one line per explained row when positive.
+
+    Attributes
+    ----------
+    sampler_ : fitted sampler
+    classes_ : ndarray
+        Labels of the model's classes.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when fitted on a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skanchors import AnchorExplainer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(500, 3))
+    >>> def model(X):  # predicts 1 exactly when x0 > 0.5
+    ...     p = (np.asarray(X)[:, 0] > 0.5).astype(float)
+    ...     return np.column_stack([1 - p, p])
+    >>> explainer = AnchorExplainer(model, random_state=0).fit(X)
+    >>> anchor = explainer.explain(np.array([[0.9, 0.1, 0.5]]))[0]
+    >>> [str(p) for p in anchor.predicates], anchor.precision
+    (['x0 > 0.7...'], 1.0)
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["predict_proba"]), callable],
+        "threshold": [Interval(Real, 0, 1, closed="right")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "epsilon": [Interval(Real, 0, 1, closed="right")],
+        "beam_size": [Interval(Integral, 1, None, closed="left")],
+        "max_anchor_size": [Interval(Integral, 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "discretizer": [StrOptions({"quartile", "decile"}), HasMethods(["fit", "transform"])],
+        "categorical_features": [StrOptions({"auto"}), "array-like"],
+        "sampler": [None, HasMethods(["fit", "instance", "split"])],
+        "balance": ["boolean"],
+        "bandit": [StrOptions({"kl-lucb", "batch-sar"}), HasMethods(["select"])],
+        "score_rows": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        threshold=0.95,
+        delta=0.1,
+        epsilon=0.15,
+        beam_size=2,
+        max_anchor_size=None,
+        batch_size=100,
+        discretizer="quartile",
+        categorical_features="auto",
+        sampler=None,
+        balance=False,
+        bandit="kl-lucb",
+        score_rows=50,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.threshold = threshold
+        self.delta = delta
+        self.epsilon = epsilon
+        self.beam_size = beam_size
+        self.max_anchor_size = max_anchor_size
+        self.batch_size = batch_size
+        self.discretizer = discretizer
+        self.categorical_features = categorical_features
+        self.sampler = sampler
+        self.balance = balance
+        self.bandit = bandit
+        self.score_rows = score_rows
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_clone__(self):
+        # The model is the thing being explained: a clone must explain the *same fitted* model,
+        # so it is shared, never cloned (cloning would return an unfitted copy).
+        params = self.get_params(deep=False)
+        estimator = params.pop("estimator")
+        return type(self)(estimator, **{k: clone(v, safe=False) for k, v in params.items()})
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.requires_fit = True
+        return tags
+
+    # -------------------------------------------------------------------- fitting
+    def _make_sampler(self):
+        if self.sampler is None:
+            return TabularSampler(
+                discretizer=self.discretizer, categorical_features=self.categorical_features
+            )
+        if not (isinstance(self.discretizer, str) and self.discretizer == "quartile") or not (
+            isinstance(self.categorical_features, str) and self.categorical_features == "auto"
+        ):
+            raise ValueError(
+                "discretizer and categorical_features configure the default sampler; with a "
+                "custom sampler, set them on the sampler and leave these at their defaults."
+            )
+        return clone(self.sampler)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Learn the reference distribution of perturbations from ``X``.
+
+        The model is not fitted: ``X`` is the data the explanations are relative to (for
+        instance the training data), used for sampling and for coverage.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Raw reference data, in the form the model consumes.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        self.model_ = as_probability_model(self.estimator)
+        sampler = self._make_sampler()
+        weights = None
+        sampler_probe = clone(sampler).fit(X) if self.balance else None
+        if self.balance:
+            pred = self.model_.predict_index(sampler_probe.to_model_input(X))
+            counts = np.bincount(pred)
+            weights = 1.0 / counts[pred]
+        self.sampler_ = sampler.fit(X, sample_weight=weights)
+        if self.model_.classes_ is None:
+            rows = self.sampler_.split(X)[:1]
+            self.model_.predict_proba(self.sampler_.to_model_input(_concat(rows)))
+        self.classes_ = self.model_.classes_
+        self.n_features_in_ = self.sampler_.n_features_in_
+        if getattr(self.sampler_, "feature_names_in_", None) is not None:
+            self.feature_names_in_ = self.sampler_.feature_names_in_
+        return self
+
+    # ----------------------------------------------------------------- explaining
+    def _targets(self, X, rows, y):
+        model_input = self.sampler_.to_model_input(X)
+        predicted = self.model_.predict_index(model_input)
+        if y is None:
+            return predicted
+        y = np.asarray(y).ravel()
+        if len(y) != len(rows):
+            raise ValueError(f"y has {len(y)} entries for {len(rows)} rows of X.")
+        index = {c: i for i, c in enumerate(self.classes_.tolist())}
+        unknown = [v for v in y.tolist() if v not in index]
+        if unknown:
+            raise ValueError(
+                f"y contains classes {unknown[:5]} that the model does not predict; its classes "
+                f"are {self.classes_.tolist()}."
+            )
+        return np.array([index[v] for v in y.tolist()])
+
+    def explain(self, X, y=None):
+        """Find the anchor of every row of ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_rows, n_features)
+            Rows to explain, with the reference data's columns.
+        y : array-like of shape (n_rows,), default=None
+            Class to anchor for each row; by default the model's prediction. Anchoring another
+            class answers "what would make the model predict y?" and often has no anchor.
+
+        Returns
+        -------
+        anchors : list of Anchor
+        """
+        check_is_fitted(self, "sampler_")
+        rows = self.sampler_.split(X)
+        targets = self._targets(X, rows, y)
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=len(rows))
+        params = dict(
+            threshold=self.threshold,
+            delta=self.delta,
+            epsilon=self.epsilon,
+            beam_size=self.beam_size,
+            max_anchor_size=self.max_anchor_size,
+            batch_size=self.batch_size,
+            bandit=make_bandit(self.bandit),
+        )
+        n_jobs = self.n_jobs
+        if n_jobs is None or n_jobs == 1 or len(rows) == 1:
+            chunks = [list(range(len(rows)))]
+        else:
+            n_chunks = min(len(rows), 4 * abs(n_jobs))
+            chunks = [c.tolist() for c in np.array_split(np.arange(len(rows)), n_chunks)]
+        results = Parallel(n_jobs=n_jobs)(
+            delayed(_explain_chunk)(
+                self.sampler_,
+                self.model_,
+                [rows[i] for i in chunk],
+                targets[chunk],
+                seeds[chunk],
+                params,
+                self.verbose,
+            )
+            for chunk in chunks
+        )
+        anchors = [a for chunk in results for a in chunk]
+        for i, anchor in enumerate(anchors):
+            anchor.prediction = self.classes_[targets[i]]
+            if not anchor.is_anchor:
+                warnings.warn(
+                    f"Row {i}: no rule reached precision {self.threshold}; returning the most "
+                    f"precise candidate ({anchor.precision:.3f}) with is_anchor=False.",
+                    NoAnchorWarning,
+                    stacklevel=2,
+                )
+        return anchors
+
+    def transform(self, X):
+        """Which features appear in each row's anchor.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_rows, n_features_in_), int
+            1 where the feature is part of the row's anchor.
+        """
+        anchors = self.explain(X)
+        out = np.zeros((len(anchors), self.n_features_in_), dtype=np.int64)
+        for i, anchor in enumerate(anchors):
+            for p in anchor.predicates:
+                out[i, p.position] = 1
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns of :meth:`transform`: the input features."""
+        check_is_fitted(self, "sampler_")
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = np.array([f"x{i}" for i in range(self.n_features_in_)], dtype=object)
+        if input_features is not None:
+            input_features = np.asarray(input_features, dtype=object)
+            if input_features.shape != (self.n_features_in_,):
+                raise ValueError(f"input_features must have {self.n_features_in_} names.")
+            return input_features
+        return np.asarray(names, dtype=object)
+
+    def score(self, X, y=None):
+        """Held-out coverage of honest anchors: a model-selection criterion.
+
+        Explains up to ``score_rows`` rows of ``X`` and checks each anchor on the *other* rows
+        of ``X`` (held-out data, e.g. a cross-validation fold): an anchor scores its held-out
+        coverage if the model's prediction on the held-out rows it covers agrees with the
+        anchor at least ``threshold`` of the time, and 0 otherwise. The score is the mean over
+        explained rows. Higher is better: broad rules that keep their precision promise on
+        unseen data; over-general rules that break it score 0.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            Held-out rows.
+        y : None
+            Ignored (the model's predictions are what the anchors explain).
+
+        Returns
+        -------
+        score : float in [0, 1]
+        """
+        check_is_fitted(self, "sampler_")
+        rows = self.sampler_.split(X)
+        n = len(rows)
+        chosen = np.arange(n)
+        if self.score_rows is not None and n > self.score_rows:
+            rng = check_random_state(self.random_state)
+            chosen = np.sort(rng.choice(n, size=self.score_rows, replace=False))
+        model_input = self.sampler_.to_model_input(X)
+        predicted = self.classes_[self.model_.predict_index(model_input)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoAnchorWarning)
+            anchors = self.explain(_concat([rows[i] for i in chosen]))
+        values = []
+        for i, anchor in zip(chosen, anchors):
+            mask = anchor.covers(model_input)
+            mask[i] = False
+            if not mask.any():
+                values.append(0.0)
+                continue
+            precision = float(np.mean(predicted[mask] == anchor.prediction))
+            values.append(float(mask.mean()) if precision >= self.threshold else 0.0)
+        return float(np.mean(values))
+
+
+def _concat(rows):
+    import pandas as pd
+
+    if rows and isinstance(rows[0], pd.DataFrame):
+        return pd.concat(rows)
+    if rows and isinstance(rows[0], np.ndarray):
+        return np.concatenate(rows)
+    return list(rows)
+
+
+def _explain_chunk(sampler, model, rows, targets, seeds, params, verbose):
+    out = []
+    for row, target, seed in zip(rows, targets, seeds):
+        anchor = _explain_one(sampler, model, row, int(target), int(seed), params)
+        if verbose:
+            print(f"[skanchors] {anchor} ({anchor.wall_time:.2f} s)", flush=True)
+        out.append(anchor)
+    return out
+
+
+def _explain_one(sampler, model, row, target, seed, params):
+    start = time.perf_counter()
+    instance = sampler.instance(row)
+    rng = np.random.default_rng(seed)
+    result = beam_search(instance, model.predict_index, target, rng=rng, **params)
+    store = result.store
+    beta = np.log(1.0 / params["delta"])
+
+    def stats(anchor):
+        n, pos = store.stats([tuple(sorted(anchor))])
+        return int(n[0]), int(pos[0])
+
+    n, pos = stats(result.anchor)
+    precision = pos / n if n else float("nan")
+    lb = float(kl_lower_bound(precision, beta / max(n, 1)))
+    ub = float(kl_upper_bound(precision, beta / max(n, 1)))
+    preds = [instance.predicates[p] for p in result.order]
+    steps = []
+    for k in range(1, len(result.order) + 1):
+        prefix = tuple(sorted(result.order[:k]))
+        sn, spos = stats(prefix)
+        steps.append(
+            Step(
+                tuple(instance.predicates[p] for p in result.order[:k]),
+                spos / sn if sn else float("nan"),
+                float(instance.reference_coverage(prefix)),
+            )
+        )
+    valid = np.flatnonzero(store.valid([tuple(sorted(result.anchor))])[:, 0])
+    correct = store.correct[valid]
+    hold = valid[correct][:_N_EXAMPLES]
+    fail = valid[~correct][:_N_EXAMPLES]
+    return Anchor(
+        predicates=tuple(preds),
+        prediction=target,
+        precision=precision,
+        coverage=float(instance.reference_coverage(tuple(sorted(result.anchor)))),
+        is_anchor=result.is_anchor,
+        threshold=params["threshold"],
+        precision_bounds=(lb, ub),
+        coverage_perturbation=float(result.coverage),
+        n_samples=n,
+        steps=steps,
+        examples_hold=instance.decode(store.keys[hold]),
+        examples_fail=instance.decode(store.keys[fail]),
+        n_model_calls=store.n_model_calls,
+        n_rows_predicted=store.n_rows_predicted,
+        wall_time=time.perf_counter() - start,
+        instance=row,
+    )

@@ -1,0 +1,193 @@
+"""KL confidence bounds and the two bandits against known answers."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from skanchors import BatchSAR, KLLUCB
+from skanchors._bandit import (
+    compute_beta,
+    kl_bernoulli,
+    kl_lower_bound,
+    kl_upper_bound,
+    make_bandit,
+)
+
+
+def _kl(p, q):
+    out = 0.0
+    if p > 0:
+        out += p * math.log(p / q)
+    if p < 1:
+        out += (1 - p) * math.log((1 - p) / (1 - q))
+    return out
+
+
+@pytest.mark.parametrize(
+    "p, q, expected",
+    [
+        (0.5, 0.25, 0.5 * math.log(2) + 0.5 * math.log(0.5 / 0.75)),
+        (0.9, 0.5, 0.9 * math.log(1.8) + 0.1 * math.log(0.2)),
+        (0.0, 0.3, -math.log(0.7)),
+        (1.0, 0.8, -math.log(0.8)),
+        (0.4, 0.4, 0.0),
+    ],
+)
+def test_kl_bernoulli_golden(p, q, expected):
+    assert kl_bernoulli(p, q) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_kl_bernoulli_infinite_when_support_differs():
+    assert kl_bernoulli(0.5, 0.0) == np.inf
+    assert kl_bernoulli(0.5, 1.0) == np.inf
+
+
+# Golden values computed independently with Brent's method on the closed-form KL.
+GOLDEN = [
+    (0.5, 0.1, 0.7128786),
+    (0.9, 0.05, 0.9687216),
+    (0.0, 0.2, 0.1812692),
+    (0.95, 0.01, 0.9750189),
+]
+
+
+@pytest.mark.parametrize("p, level, approx", GOLDEN)
+def test_upper_bound_golden(p, level, approx):
+    q = kl_upper_bound(p, level)
+    exact = brentq(lambda x: _kl(p, x) - level, p + 1e-15, 1 - 1e-15, xtol=1e-15)
+    assert q == pytest.approx(exact, abs=1e-12)
+    assert q == pytest.approx(approx, abs=1e-6)
+    assert q >= p
+
+
+@pytest.mark.parametrize("p, level", [(0.5, 0.1), (0.9, 0.05), (1.0, 0.2), (0.3, 0.001)])
+def test_lower_bound_matches_brent(p, level):
+    q = kl_lower_bound(p, level)
+    exact = brentq(lambda x: _kl(p, x) - level, 1e-15, p - 1e-15, xtol=1e-15)
+    assert q == pytest.approx(exact, abs=1e-12)
+    assert q <= p
+
+
+def test_bounds_are_vectorised_and_monotone():
+    p = np.array([0.1, 0.5, 0.5, 0.99])
+    level = np.array([0.1, 0.1, 0.01, 0.5])
+    ub, lb = kl_upper_bound(p, level), kl_lower_bound(p, level)
+    assert ub.shape == lb.shape == (4,)
+    for i in range(4):
+        assert ub[i] == pytest.approx(kl_upper_bound(p[i], level[i]))
+        assert lb[i] == pytest.approx(kl_lower_bound(p[i], level[i]))
+    # More samples (smaller level) give a tighter interval.
+    assert ub[2] < ub[1] and lb[2] > lb[1]
+
+
+def test_upper_bound_is_one_at_p_one_and_zero_level_gives_point():
+    assert kl_upper_bound(1.0, 0.3) == 1.0
+    # At level 0 the interval collapses to p, up to the resolution of KL near p (~1e-8).
+    assert kl_upper_bound(0.3, 0.0) == pytest.approx(0.3, abs=1e-7)
+    assert kl_lower_bound(0.3, 0.0) == pytest.approx(0.3, abs=1e-7)
+
+
+def test_compute_beta_golden():
+    # log(405.5 * K * t^1.1 / delta) + log log(...), evaluated by hand.
+    inner = math.log(405.5 * 10 * 1**1.1 / 0.1)
+    assert compute_beta(10, 1, 0.1) == pytest.approx(inner + math.log(inner))
+    inner = math.log(405.5 * 3 * 7**1.1 / 0.05)
+    assert compute_beta(3, 7, 0.05) == pytest.approx(inner + math.log(inner))
+    assert compute_beta(10, 2, 0.1) > compute_beta(10, 1, 0.1)
+
+
+class Coins:
+    """Bernoulli arms with known means; counts pulls and model calls."""
+
+    def __init__(self, means, seed):
+        self.means = np.asarray(means, dtype=float)
+        self.rng = np.random.default_rng(seed)
+        self.n_samples = np.zeros(len(means))
+        self.n_positives = np.zeros(len(means))
+        self.calls = 0
+
+    def pull(self, idx, n):
+        self.calls += 1
+        for i in np.atleast_1d(idx):
+            self.n_samples[i] += n
+            self.n_positives[i] += self.rng.binomial(n, self.means[i])
+
+
+MEANS = [0.3, 0.55, 0.6, 0.85, 0.92, 0.5]
+
+
+@pytest.mark.parametrize("bandit", [KLLUCB(), BatchSAR()], ids=["kl-lucb", "batch-sar"])
+def test_bandits_find_the_top_two_arms(bandit):
+    hits = 0
+    for seed in range(20):
+        coins = Coins(MEANS, seed)
+        chosen = bandit.select(coins, 2, epsilon=0.05, delta=0.05, batch_size=20)
+        hits += sorted(np.asarray(chosen).tolist()) == [3, 4]
+        # Best last: ordered by empirical mean.
+        emp = coins.n_positives[chosen] / coins.n_samples[chosen]
+        assert emp[-1] >= emp[0]
+    assert hits >= 19
+
+
+@pytest.mark.parametrize("bandit", [KLLUCB(), BatchSAR()], ids=["kl-lucb", "batch-sar"])
+def test_bandits_are_epsilon_correct(bandit):
+    # Arms 0.90 and 0.88 are within epsilon of each other: either is a correct answer.
+    means = [0.9, 0.88, 0.4, 0.3]
+    for seed in range(10):
+        chosen = bandit.select(Coins(means, seed), 1, epsilon=0.1, delta=0.1, batch_size=20)
+        assert int(chosen[-1]) in (0, 1)
+
+
+def test_klucb_stops_with_separated_bounds():
+    coins = Coins(MEANS, 0)
+    delta, eps = 0.05, 0.05
+    KLLUCB().select(coins, 2, epsilon=eps, delta=delta, batch_size=20)
+    means = coins.n_positives / coins.n_samples
+    # At the end the weakest chosen arm's LCB and strongest other arm's UCB overlap <= eps
+    # for some round's beta; with the first-round beta (smallest) that must hold too.
+    beta = compute_beta(len(MEANS), 1, delta)
+    ub = kl_upper_bound(means[[0, 1, 2, 5]], beta / coins.n_samples[[0, 1, 2, 5]])
+    lb = kl_lower_bound(means[[3, 4]], beta / coins.n_samples[[3, 4]])
+    assert ub.max() - lb.min() <= eps
+
+
+def test_klucb_larger_epsilon_needs_fewer_samples():
+    loose = Coins(MEANS, 1)
+    tight = Coins(MEANS, 1)
+    KLLUCB().select(loose, 2, epsilon=0.3, delta=0.1, batch_size=10)
+    KLLUCB().select(tight, 2, epsilon=0.05, delta=0.1, batch_size=10)
+    assert loose.n_samples.sum() < tight.n_samples.sum()
+
+
+def test_batchsar_pulls_all_surviving_arms_in_one_call():
+    coins = Coins(MEANS, 0)
+    BatchSAR(samples_per_arm=200).select(coins, 2, epsilon=0.1, delta=0.1, batch_size=10)
+    # One call per phase: at most K - 1 phases.
+    assert coins.calls <= len(MEANS) - 1
+    assert coins.n_samples.sum() <= 200 * len(MEANS) + 10 * len(MEANS)
+
+
+def test_batchsar_budget_changes_samples():
+    small, large = Coins(MEANS, 0), Coins(MEANS, 0)
+    BatchSAR(samples_per_arm=50).select(small, 2, epsilon=0.1, delta=0.1, batch_size=10)
+    BatchSAR(samples_per_arm=500).select(large, 2, epsilon=0.1, delta=0.1, batch_size=10)
+    assert small.n_samples.sum() < large.n_samples.sum()
+
+
+def test_all_arms_when_n_best_covers_them():
+    chosen = KLLUCB().select(Coins([0.1, 0.9], 0), 3, epsilon=0.1, delta=0.1, batch_size=5)
+    assert sorted(chosen.tolist()) == [0, 1]
+
+
+def test_bad_bandit_arguments():
+    with pytest.raises(ValueError, match="n_best"):
+        KLLUCB().select(Coins(MEANS, 0), 0, epsilon=0.1, delta=0.1, batch_size=5)
+    with pytest.raises(ValueError, match="samples_per_arm"):
+        BatchSAR(samples_per_arm=-3).select(
+            Coins(MEANS, 0), 1, epsilon=0.1, delta=0.1, batch_size=5
+        )
+    with pytest.raises(ValueError, match="bandit must be"):
+        make_bandit("ucb1")
+    assert isinstance(make_bandit("batch-sar"), BatchSAR)
