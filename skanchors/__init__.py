@@ -4,7 +4,7 @@
 features that need them.
 """
 
-from ._bandit import BatchSAR, KLLUCB
+from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate
 from .explainer import AnchorExplainer, NoAnchorWarning
 

@@ -233,9 +233,7 @@ class Anchor:
     def to_dict(self):
         """Plain-Python dict (JSON-safe) with everything but the example perturbations."""
         return {
-            "predicates": [
-                {k: _plain(v) for k, v in asdict(p).items()} for p in self.predicates
-            ],
+            "predicates": [{k: _plain(v) for k, v in asdict(p).items()} for p in self.predicates],
             "prediction": _plain(self.prediction),
             "precision": float(self.precision),
             "precision_bounds": [float(b) for b in self.precision_bounds],
@@ -300,9 +298,13 @@ class Anchor:
         esc = html.escape
         cond = "".join(f"<li><code>{esc(c)}</code></li>" for c in self.conditions())
         cond = cond or "<li><em>any input</em></li>"
-        status = "" if self.is_anchor else (
-            "<p style='color:#b00'><strong>Not an anchor:</strong> no rule reached the "
-            f"threshold {self.threshold:.2f}.</p>"
+        status = (
+            ""
+            if self.is_anchor
+            else (
+                "<p style='color:#b00'><strong>Not an anchor:</strong> no rule reached the "
+                f"threshold {self.threshold:.2f}.</p>"
+            )
         )
         rows = "".join(
             f"<tr><td>{i + 1}</td><td>{esc(' AND '.join(str(p) for p in s.predicates))}</td>"

@@ -12,7 +12,7 @@ supports only equal-frequency bins, not arbitrary percentiles or given edges.
 from __future__ import annotations
 
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
@@ -25,11 +25,13 @@ __all__ = ["QuantileDiscretizer", "EdgesDiscretizer", "make_discretizer", "forma
 def format_value(value):
     """Short, readable rendering of a bin edge or a feature value.
 
-    >>> format_value(28.0), format_value(14.4542), format_value(0.000123456), format_value("a")
-    ('28.0', '14.45', '0.0001235', 'a')
+    >>> format_value(28.0), format_value(14.4542), format_value(3), format_value("a")
+    ('28.0', '14.45', '3', 'a')
     """
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
+    if isinstance(value, Integral):
+        return str(int(value))
     if isinstance(value, Real):
         value = float(value)
         if np.isnan(value):
@@ -288,4 +290,3 @@ def make_discretizer(discretizer):
     raise ValueError(
         f"discretizer must be 'quartile', 'decile' or a transformer, got {discretizer!r}."
     )
-

@@ -6,6 +6,7 @@ import time
 import warnings
 from numbers import Integral, Real
 
+import joblib
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
@@ -178,6 +179,8 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.requires_fit = True
+        # transform() returns a 0/1 indicator of anchor features whatever the input dtype.
+        tags.transformer_tags.preserves_dtype = []
         return tags
 
     # -------------------------------------------------------------------- fitting
@@ -267,8 +270,10 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "sampler_")
         rows = self.sampler_.split(X)
         targets = self._targets(X, rows, y)
-        rng = check_random_state(self.random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=len(rows))
+        # Each row's seed depends on random_state and on the row's content only, so a row gets
+        # the same anchor whether it is explained alone or in a batch, with any n_jobs.
+        base = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        seeds = np.array([_row_seed(base, r) for r in rows], dtype=np.int64)
         params = dict(
             threshold=self.threshold,
             delta=self.delta,
@@ -313,7 +318,7 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        Xt : ndarray of shape (n_rows, n_features_in_), int
+        Xt : ndarray of shape (n_rows, ``n_features_in_``), int
             1 where the feature is part of the row's anchor.
         """
         anchors = self.explain(X)
@@ -379,6 +384,13 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
             precision = float(np.mean(predicted[mask] == anchor.prediction))
             values.append(float(mask.mean()) if precision >= self.threshold else 0.0)
         return float(np.mean(values))
+
+
+def _row_seed(base, row):
+    import pandas as pd
+
+    values = row.astype(object).to_numpy() if isinstance(row, pd.DataFrame) else row
+    return int(joblib.hash((base, values))[:8], 16)
 
 
 def _concat(rows):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from skanchors import BatchSAR, KLLUCB
+from skanchors import KLLUCB, BatchSAR
 from skanchors._bandit import (
     compute_beta,
     kl_bernoulli,
@@ -191,3 +191,25 @@ def test_bad_bandit_arguments():
     with pytest.raises(ValueError, match="bandit must be"):
         make_bandit("ucb1")
     assert isinstance(make_bandit("batch-sar"), BatchSAR)
+
+
+def test_klucb_ambiguous_pulls_need_fewer_calls():
+    pair, ambiguous = Coins(MEANS, 2), Coins(MEANS, 2)
+    a = KLLUCB(pulls="pair").select(pair, 2, epsilon=0.05, delta=0.1, batch_size=10)
+    b = KLLUCB(pulls="ambiguous").select(ambiguous, 2, epsilon=0.05, delta=0.1, batch_size=10)
+    assert sorted(a.tolist()) == sorted(b.tolist()) == [3, 4]
+    assert ambiguous.calls < pair.calls
+
+
+def test_klucb_warm_start_saves_calls():
+    # Many weak arms: without a warm start each one costs a model call of its own.
+    means = [0.3] * 16 + [0.5, 0.6, 0.9, 0.95]
+    for seed in range(3):
+        warm, cold = Coins(means, seed), Coins(means, seed)
+        a = KLLUCB(warm_start=True).select(warm, 2, epsilon=0.1, delta=0.1, batch_size=50)
+        b = KLLUCB(warm_start=False).select(cold, 2, epsilon=0.1, delta=0.1, batch_size=50)
+        assert sorted(a.tolist()) == sorted(b.tolist()) == [18, 19]
+        assert warm.n_samples.min() >= 50
+        assert 3 * warm.calls < cold.calls
+    with pytest.raises(ValueError, match="pulls"):
+        KLLUCB(pulls="all")

@@ -8,3 +8,23 @@ A sampler is fitted on reference data (``fit``), validates and splits the inputs
 from .tabular import TabularInstance, TabularSampler
 
 __all__ = ["TabularInstance", "TabularSampler"]
+from .masked_lm import MaskedLMInstance, MaskedLMSampler  # noqa: E402
+from .text import (  # noqa: E402
+    CorpusInstance,
+    CorpusSampler,
+    TextInstance,
+    UnkInstance,
+    UnkSampler,
+    tokenize,
+)
+
+__all__ += [
+    "CorpusInstance",
+    "CorpusSampler",
+    "MaskedLMInstance",
+    "MaskedLMSampler",
+    "TextInstance",
+    "UnkInstance",
+    "UnkSampler",
+    "tokenize",
+]

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._explanation import Predicate
 from ..discretizers import make_discretizer
@@ -91,7 +91,10 @@ class TabularSampler(BaseEstimator):
         frame = self._as_frame(X, reset=True)
         n = len(frame)
         if n < 2:
-            raise ValueError(f"X must have at least 2 reference rows, got {n}.")
+            raise ValueError(
+                f"Found X with {n} sample(s) while a minimum of 2 is required: the reference "
+                "data must have at least 2 rows."
+            )
         self.categorical_ = self._categorical_mask(frame)
         self._values, self._lookup = [], []
         codes = np.empty((n, frame.shape[1]), dtype=np.int32)
@@ -166,17 +169,27 @@ class TabularSampler(BaseEstimator):
                     )
                 frame = frame[expected]
         else:
-            arr = np.asarray(X)
-            if arr.ndim != 2:
-                raise ValueError(f"X must be 2-dimensional, got an array of shape {arr.shape}.")
+            if not reset and self._frame_input:
+                raise ValueError(
+                    "The explainer was fitted on a DataFrame; pass a DataFrame with the columns "
+                    f"{list(self.feature_names_in_)}, got {type(X).__name__}."
+                )
+            arr = check_array(
+                X,
+                dtype=None,
+                accept_sparse=False,
+                ensure_all_finite="allow-nan",
+                ensure_min_samples=2 if reset else 1,
+                input_name="X",
+            )
             if reset:
                 self.feature_names_in_ = None
                 self.n_features_in_ = arr.shape[1]
                 self._dtype = arr.dtype
             elif arr.shape[1] != self.n_features_in_:
                 raise ValueError(
-                    f"X has {arr.shape[1]} features, but the explainer was fitted with "
-                    f"{self.n_features_in_}."
+                    f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input (the reference data's)."
                 )
             frame = pd.DataFrame(arr)
         if frame.shape[1] == 0:
@@ -260,10 +273,12 @@ class TabularInstance:
         # Row n_ref of the local code matrix is the explained row itself; it is only drawn when
         # no reference row satisfies one of its predicates (e.g. an unseen category).
         x_codes = np.empty(n_feat, dtype=np.int32)
+        x_missing = np.zeros(n_feat, dtype=bool)
         self._values = list(parent._values)
         for j in range(n_feat):
             value = frame.iloc[0, j]
-            code = parent._n_missing_code[j] if pd.isna(value) else parent._lookup[j].get(value)
+            x_missing[j] = pd.isna(value)
+            code = parent._n_missing_code[j] if x_missing[j] else parent._lookup[j].get(value)
             if code is None or code >= len(self._values[j]):
                 # A value the reference data never had: it becomes a code of its own.
                 code = len(self._values[j])
@@ -286,7 +301,7 @@ class TabularInstance:
         codes, bins = parent._codes, parent._bins
         for j, name in enumerate(names):
             if parent.categorical_[j]:
-                if x_codes[j] == parent._n_missing_code[j]:
+                if x_missing[j]:
                     preds.append(Predicate(name, "isna", None, j))
                 else:
                     preds.append(Predicate(name, "==", _scalar(frame.iloc[0, j]), j))

@@ -1,0 +1,9 @@
+"""Small real data sets shipped with skanchors, for examples, tests and the demo.
+
+The files are public data sets, stored unchanged and gzip-compressed in ``data/``; each loader's
+``DESCR`` gives the source and licence. Nothing is downloaded.
+"""
+
+from ._base import load_adult, load_movie_reviews, load_sms_spam, load_titanic
+
+__all__ = ["load_adult", "load_movie_reviews", "load_sms_spam", "load_titanic"]

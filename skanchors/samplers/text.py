@@ -1,0 +1,611 @@
+"""Perturbation distributions for text: words are kept or replaced, one by one.
+
+A document is split into *words* by :func:`tokenize` (runs of word characters, with the
+character span of each). The predicates of a document are its words at their positions: the
+``i``-th word ``w`` gives ``Predicate(w, "contains", w, position=i)``, rendered as ``w``; a word
+that occurs twice gives two predicates.
+
+``D(z | A)`` keeps every word of ``A`` and keeps each other word independently with probability
+``keep_proba`` (default 1/2, Ribeiro et al. 2018); a word that is not kept is *replaced*, and the
+samplers differ only in what replaces it:
+
+- :class:`UnkSampler`: a fixed token (``"UNK"``), or nothing (deletion);
+- :class:`CorpusSampler`: a word drawn from the unigram distribution of the reference documents
+  (the default for text: no model weights needed);
+- :class:`~skanchors.samplers.MaskedLMSampler`: a word proposed by a masked language model.
+
+Because the words are masked independently, the perturbations in which word ``i`` was kept are
+exact draws of ``D(z | i kept)``: every sampler here sets ``exact_reuse = True``, so one pool of
+perturbations serves every candidate anchor of the document. A perturbation is rebuilt from the
+original character spans, so the punctuation and whitespace between words are kept verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from .._explanation import Predicate
+
+__all__ = [
+    "CorpusSampler",
+    "TextInstance",
+    "UnkSampler",
+    "check_documents",
+    "tokenize",
+]
+
+# A word: a run of word characters (letters of any script, digits, underscore) that may carry
+# combining accents (decomposed "naïve") and inner apostrophes ("don't", "it’s").
+_WORD = r"\w[\w\u0300-\u036f]*"
+_WORD_RE = re.compile(rf"{_WORD}(?:['\u2019]{_WORD})*")
+
+
+def tokenize(text):
+    """Split a text into words, with their character spans.
+
+    Words are maximal runs of unicode word characters (``\\w``: letters of any script, digits,
+    underscore), combining accents included; an apostrophe (``'`` or ``’``) between two such runs
+    stays inside the word (``"don't"`` is one word). Everything else (punctuation, whitespace) is
+    the text *between* words; ``text[start:end]`` is exactly the word, so a text can be rebuilt
+    from its words and the gaps between them.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    tokens : list of (str, int, int)
+        ``(word, start, end)`` for each word, in order.
+
+    Examples
+    --------
+    >>> tokenize("Hello, world! It's fine.")
+    [('Hello', 0, 5), ('world', 7, 12), ("It's", 14, 18), ('fine', 19, 23)]
+    >>> tokenize("Café 東京 ...")
+    [('Café', 0, 4), ('東京', 5, 7)]
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"tokenize expects a str, got {type(text).__name__}.")
+    return [(m.group(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
+
+
+def check_documents(X, name="X", *, allow_wordless=False, allow_empty=False):
+    """Validate a collection of documents and return it as a list of str.
+
+    Parameters
+    ----------
+    X : list, tuple, 1-d array or pandas Series of str
+    name : str
+        Name of the argument, used in error messages.
+    allow_wordless : bool, default=False
+        Accept documents without any word (empty, whitespace or punctuation only).
+    allow_empty : bool, default=False
+        Accept an empty collection.
+
+    Returns
+    -------
+    documents : list of str
+
+    Raises
+    ------
+    TypeError
+        ``X`` is a single string, not a 1-d collection, or has a non-string entry (the message
+        names its index).
+    ValueError
+        ``X`` is empty, or (unless ``allow_wordless``) a document has no word (the message names
+        its index).
+
+    Examples
+    --------
+    >>> check_documents(("a text", "another one"))
+    ['a text', 'another one']
+    >>> check_documents(["fine", "?!"])
+    Traceback (most recent call last):
+    ...
+    ValueError: X[1] has no words to explain (it is empty, whitespace or punctuation only): '?!'.
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(
+            f"{name} must be a collection of documents (e.g. a list of str), not a single "
+            f"string; wrap it in a list: [{name}]."
+        )
+    if hasattr(X, "columns"):
+        raise TypeError(
+            f"{name} must be a 1-d collection of str; got a DataFrame: select its text column."
+        )
+    ndim = getattr(X, "ndim", 1)
+    if ndim != 1:
+        raise TypeError(f"{name} must be a 1-d collection of str, got an array with {ndim} dims.")
+    try:
+        docs = X.tolist() if hasattr(X, "tolist") else list(X)
+    except TypeError:
+        raise TypeError(f"{name} must be a collection of str, got {type(X).__name__}.") from None
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, str):
+            raise TypeError(f"{name}[{i}] is a {type(doc).__name__}, not a str: {doc!r:.60}.")
+    if not docs and not allow_empty:
+        raise ValueError(f"{name} contains no documents.")
+    if not allow_wordless:
+        for i, doc in enumerate(docs):
+            if _WORD_RE.search(doc) is None:
+                raise ValueError(
+                    f"{name}[{i}] has no words to explain (it is empty, whitespace or "
+                    f"punctuation only): {doc!r:.60}."
+                )
+    return [str(doc) for doc in docs]
+
+
+class _TextSampler(BaseEstimator):
+    """Shared part of the text samplers: validation, reference vocabulary and coverage.
+
+    ``fit`` learns, from the reference documents, the document x word presence matrix used for
+    :meth:`TextInstance.reference_coverage` (the share of reference documents that contain every
+    word of an anchor), then whatever the subclass needs to replace words (``_fit_replacements``).
+    Subclasses set ``_instance_class``.
+    """
+
+    _parameter_constraints: dict = {
+        "keep_proba": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(self, *, keep_proba=0.5):
+        self.keep_proba = keep_proba
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.two_d_array = False
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Learn the reference vocabulary (and the replacement distribution) from documents.
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+            Reference documents (for example the training texts), at least one. Documents
+            without any word are allowed here; they count in the denominator of the reference
+            coverage.
+        y : None
+            Ignored.
+        sample_weight : None
+            Text samplers do not support weights (``AnchorExplainer(balance=True)``); anything
+            but ``None`` raises ``ValueError``.
+
+        Returns
+        -------
+        self
+        """
+        if sample_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__} does not support sample_weight: text samplers cannot "
+                "class-balance the reference documents (use balance=False)."
+            )
+        docs = check_documents(X, "X", allow_wordless=True)
+        tokens = [[w for w, _, _ in tokenize(doc)] for doc in docs]
+        counts = {}
+        for words in tokens:
+            for w in words:
+                counts[w] = counts.get(w, 0) + 1
+        vocab = sorted(counts)
+        self.vocabulary_ = {w: j for j, w in enumerate(vocab)}
+        self.word_counts_ = np.array([counts[w] for w in vocab], dtype=np.int64)
+        rows, cols = [], []
+        index = self.vocabulary_
+        for i, words in enumerate(tokens):
+            present = {index[w] for w in words}
+            rows.extend([i] * len(present))
+            cols.extend(present)
+        n = len(docs)
+        data = np.ones(len(rows), dtype=bool)
+        self._presence = sparse.csc_matrix(
+            (data, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+            shape=(n, len(vocab)),
+        )
+        self._presence.sort_indices()
+        self.document_frequency_ = np.diff(self._presence.indptr).astype(np.int64)
+        self.n_documents_ = n
+        self._fit_replacements(docs, tokens)
+        return self
+
+    def _fit_replacements(self, docs, tokens):
+        """Hook for subclasses: learn what replaces a word."""
+
+    def get_feature_names_out(self, input_features=None):
+        """The reference vocabulary, in the column order of :attr:`vocabulary_`."""
+        check_is_fitted(self, "vocabulary_")
+        return np.array(sorted(self.vocabulary_, key=self.vocabulary_.get), dtype=object)
+
+    # ------------------------------------------------------------------- explaining
+    def split(self, X):
+        """Validate documents to explain and return them one by one.
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+            A collection of documents (a single string is refused). Every document must have at
+            least one word.
+
+        Returns
+        -------
+        documents : list of str
+        """
+        check_is_fitted(self, "vocabulary_")
+        return check_documents(X, "X")
+
+    def to_model_input(self, X):
+        """The documents as the model expects them: a list of str."""
+        return check_documents(X, "X", allow_wordless=True, allow_empty=True)
+
+    def instance(self, document):
+        """The instance sampler of one document (a str, or a collection of exactly one)."""
+        check_is_fitted(self, "vocabulary_")
+        if not isinstance(document, str):
+            docs = check_documents(document, "document")
+            if len(docs) != 1:
+                raise ValueError(f"instance() takes exactly one document, got {len(docs)}.")
+            document = docs[0]
+        return self._instance_class(self, document)
+
+    def _reference_coverage(self, words):
+        """Share of the reference documents that contain every word of ``words``."""
+        if not words:
+            return 1.0
+        cols = []
+        for w in words:
+            j = self.vocabulary_.get(w)
+            if j is None:
+                return 0.0
+            cols.append(j)
+        if self.n_documents_ == 0:
+            return 0.0
+        cols.sort(key=lambda j: self.document_frequency_[j])
+        indptr, indices = self._presence.indptr, self._presence.indices
+        docs = indices[indptr[cols[0]] : indptr[cols[0] + 1]]
+        for j in cols[1:]:
+            if docs.size == 0:
+                break
+            docs = np.intersect1d(docs, indices[indptr[j] : indptr[j + 1]], assume_unique=True)
+        return docs.size / self.n_documents_
+
+
+class TextInstance:
+    """Sampler for one document; see :mod:`skanchors._search` for the protocol.
+
+    Attributes
+    ----------
+    document : str
+    words : list of str
+        The words of the document (:func:`tokenize`), one predicate each.
+    predicates : list of Predicate
+        ``Predicate(word, "contains", word, position=i)`` for the ``i``-th word.
+    n_predicates : int
+    exact_reuse : bool
+        True: words are masked independently, so the samples in which a set of words was kept
+        are exact draws of ``D(z | those words kept)``.
+    keep_proba : float
+
+    Notes
+    -----
+    ``sample`` returns ``keys``, an ``int32`` matrix with one column per word: ``-1`` where the
+    word is kept, else the id of its replacement (what the id means depends on the sampler), and
+    ``holds``, the boolean matrix "word kept". A replacement never equals the original word
+    (the samplers exclude it), so ``holds`` is exactly the truth of each predicate.
+    """
+
+    exact_reuse = True
+
+    def __init__(self, parent, document):
+        tokens = tokenize(document)
+        if not tokens:
+            raise ValueError(
+                f"The document has no words to explain (empty, whitespace or punctuation "
+                f"only): {document!r:.60}."
+            )
+        self.parent = parent
+        self.document = document
+        self.words = [w for w, _, _ in tokens]
+        self.keep_proba = float(parent.keep_proba)
+        self._starts = np.array([s for _, s, _ in tokens], dtype=np.int64)
+        self._ends = np.array([e for _, _, e in tokens], dtype=np.int64)
+        bounds = [0] + [x for _, s, e in tokens for x in (s, e)] + [len(document)]
+        self.gaps = [document[bounds[2 * k] : bounds[2 * k + 1]] for k in range(len(tokens) + 1)]
+        self.predicates = [
+            Predicate(w, "contains", w, position=i) for i, w in enumerate(self.words)
+        ]
+        self.n_predicates = len(self.words)
+        self._words_obj = np.array(self.words + [None], dtype=object)[:-1]
+        self._gaps_obj = np.array(self.gaps + [None], dtype=object)[:-1]
+        self._coverage_cache = {}
+
+    # -- the search protocol
+    def sample(self, anchor, n, rng):
+        """``n`` draws from ``D(z | anchor)``: (keys, holds) matrices of shape (n, n_words).
+
+        Parameters
+        ----------
+        anchor : tuple of int
+            Indices of the words that are kept in every sample.
+        n : int
+        rng : numpy.random.Generator
+            The only source of randomness.
+
+        Returns
+        -------
+        keys : ndarray of int32, shape (n, n_words)
+            ``-1`` for a kept word, else the id of its replacement.
+        holds : ndarray of bool, shape (n, n_words)
+            Which words are kept (which predicates hold).
+        """
+        n = int(n)
+        d = self.n_predicates
+        keep = rng.random((n, d)) < self.keep_proba
+        if len(anchor):
+            keep[:, list(anchor)] = True
+        keys = np.full((n, d), -1, dtype=np.int32)
+        replaced = ~keep
+        if replaced.any():
+            rows, cols = np.nonzero(replaced)
+            keys[rows, cols] = self._draw(replaced, rows, cols, rng)
+        return keys, keep
+
+    def _draw(self, replaced, rows, cols, rng):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _replacement(self, keys):
+        """Replacement strings of ``keys >= 0`` (an object array shaped like ``keys``)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _gap_matrix(self, kept):
+        m, d = kept.shape
+        return np.broadcast_to(self._gaps_obj, (m, d + 1))
+
+    def decode(self, keys):
+        """The perturbed documents (list of str) for rows of ``keys``."""
+        keys = np.asarray(keys)
+        if keys.ndim != 2 or keys.shape[1] != self.n_predicates:
+            raise ValueError(f"keys must have shape (n, {self.n_predicates}), got {keys.shape}.")
+        m, d = keys.shape
+        if m == 0:
+            return []
+        kept = keys < 0
+        words = np.where(kept, self._words_obj[None, :], self._replacement(np.where(kept, 0, keys)))
+        out = np.empty((m, 2 * d + 1), dtype=object)
+        out[:, 0::2] = self._gap_matrix(kept)
+        out[:, 1::2] = words
+        return ["".join(row) for row in out.tolist()]
+
+    def coverage(self, anchors):
+        """Coverage under the perturbation distribution: ``keep_proba ** len(anchor)``."""
+        return np.array([self.keep_proba ** len(a) for a in anchors], dtype=float)
+
+    def reference_coverage(self, anchor):
+        """Share of the reference documents that contain every word of the anchor."""
+        words = frozenset(self.words[p] for p in anchor)
+        hit = self._coverage_cache.get(words)
+        if hit is None:
+            hit = self._coverage_cache[words] = float(self.parent._reference_coverage(words))
+        return hit
+
+
+# --------------------------------------------------------------------------- UNK / deletion
+class UnkSampler(_TextSampler):
+    """Replace words by a fixed token, or delete them.
+
+    Parameters
+    ----------
+    keep_proba : float in (0, 1), default=0.5
+        Probability that a word outside the anchor is kept.
+    token : str or None, default="UNK"
+        What a replaced word becomes. ``None`` deletes it; see Notes for the whitespace.
+
+    Attributes
+    ----------
+    vocabulary_ : dict of str -> int
+        Words of the reference documents (column of the presence matrix).
+    word_counts_ : ndarray of int
+        Occurrences of each word in the reference documents.
+    document_frequency_ : ndarray of int
+        Number of reference documents that contain each word.
+    n_documents_ : int
+
+    Notes
+    -----
+    With ``token=None`` a deleted word is removed together with the whitespace run right after
+    it, so that no double space appears. A run of consecutive deleted words separated only by
+    whitespace is removed as one block (with the whitespace between them). When the block is
+    followed by no whitespace (end of text, or punctuation right after it), the whitespace run
+    right before it is removed instead. Punctuation is never removed. For example, deleting
+    ``b`` in ``"a b c"`` gives ``"a c"``, deleting ``c`` gives ``"a b"``, deleting ``b`` and
+    ``c`` gives ``"a"``, and deleting ``world`` in ``"Hello, world!"`` gives ``"Hello,!"``.
+
+    A document whose word equals ``token`` keeps the same text when that word is replaced; the
+    predicate is then counted as not holding (the word was masked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = UnkSampler().fit(["a good movie", "a bad movie"])
+    >>> inst = s.instance("a good movie!")
+    >>> [str(p) for p in inst.predicates]
+    ['a', 'good', 'movie']
+    >>> keys, holds = inst.sample((1,), 4, np.random.default_rng(0))
+    >>> inst.decode(keys)
+    ['UNK good movie!', 'a good UNK!', 'UNK good UNK!', 'UNK good movie!']
+    >>> inst.reference_coverage((2,)), inst.coverage([(2,)])
+    (1.0, array([0.5]))
+    >>> UnkSampler(token=None).fit(["x"]).instance("a good movie!").decode(keys)
+    ['good movie!', 'a good!', 'good!', 'good movie!']
+    """
+
+    _parameter_constraints: dict = {
+        **_TextSampler._parameter_constraints,
+        "token": [str, None],
+    }
+
+    def __init__(self, *, keep_proba=0.5, token="UNK"):
+        super().__init__(keep_proba=keep_proba)
+        self.token = token
+
+    @property
+    def _instance_class(self):
+        return UnkInstance
+
+
+class UnkInstance(TextInstance):
+    """Instance of :class:`UnkSampler`: keys are ``-1`` (kept) or ``0`` (replaced/deleted)."""
+
+    def __init__(self, parent, document):
+        super().__init__(parent, document)
+        token = parent.token
+        self._delete = token is None
+        self._table = np.array(["" if token is None else token, None], dtype=object)[:1]
+        if self._delete:
+            gaps = self.gaps
+            lead = np.array([len(g) - len(g.lstrip()) for g in gaps], dtype=np.int64)
+            trail = np.array([len(g) - len(g.rstrip()) for g in gaps], dtype=np.int64)
+            lengths = np.array([len(g) for g in gaps], dtype=np.int64)
+            self._all_ws = lead == lengths
+            self._has_lead = lead > 0
+            variants = np.empty((len(gaps), 4), dtype=object)
+            for j, g in enumerate(gaps):
+                both = "" if self._all_ws[j] else g[lead[j] : len(g) - trail[j]]
+                variants[j] = [g, g[lead[j] :], g[: len(g) - trail[j]], both]
+            self._gap_variants = variants
+
+    def _draw(self, replaced, rows, cols, rng):
+        return np.zeros(len(rows), dtype=np.int32)
+
+    def _replacement(self, keys):
+        return self._table[keys]
+
+    def _gap_matrix(self, kept):
+        if not self._delete:
+            return super()._gap_matrix(kept)
+        m, d = kept.shape
+        deleted = ~kept
+        # cont[t]: deleted word t and deleted word t+1 form one block (only whitespace between).
+        cont = np.zeros((m, d), dtype=bool)
+        cont[:, :-1] = deleted[:, :-1] & deleted[:, 1:] & self._all_ws[1:d]
+        # end[t]: last word of the block that word t belongs to.
+        idx = np.where(cont, d, np.arange(d))
+        end = np.minimum.accumulate(idx[:, ::-1], axis=1)[:, ::-1]
+        ws_after = self._has_lead[end + 1]
+        block_end = deleted & ~cont
+        block_start = deleted.copy()
+        block_start[:, 1:] &= ~cont[:, :-1]
+        code = np.zeros((m, d + 1), dtype=np.int8)
+        code[:, 1:] += (block_end & self._has_lead[1:]).astype(np.int8)
+        code[:, :d] += 2 * (block_start & ~ws_after).astype(np.int8)
+        inner = code[:, 1:d]
+        inner[cont[:, :-1]] = 3
+        return self._gap_variants[np.arange(d + 1)[None, :], code]
+
+
+# ---------------------------------------------------------------------------- corpus
+class CorpusSampler(_TextSampler):
+    """Replace words by words drawn from the unigram distribution of the reference documents.
+
+    The default text sampler: it needs no model weights. ``fit`` counts the occurrences of each
+    word in the reference documents; a replaced word is drawn with probability proportional to
+    its count, among the words that occur in at least ``min_df`` documents, *excluding the
+    original word* (so a replaced word always changes the text, and ``holds`` is exactly "the
+    word at this position is the original one"). Words are compared case-sensitively, as the
+    predicates are.
+
+    Parameters
+    ----------
+    keep_proba : float in (0, 1), default=0.5
+        Probability that a word outside the anchor is kept.
+    min_df : int >= 1, default=1
+        Only words found in at least ``min_df`` reference documents are used as replacements
+        (coverage still counts every word).
+
+    Attributes
+    ----------
+    vocabulary_ : dict of str -> int
+    word_counts_ : ndarray of int
+    document_frequency_ : ndarray of int
+    n_documents_ : int
+    replacement_words_ : ndarray of str (object)
+        The words replacements are drawn from.
+    replacement_proba_ : ndarray of float
+        Their probabilities (unigram frequencies).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> docs = ["a good movie", "a bad movie", "the plot is good"]
+    >>> s = CorpusSampler().fit(docs)
+    >>> list(s.replacement_words_)
+    ['a', 'bad', 'good', 'is', 'movie', 'plot', 'the']
+    >>> inst = s.instance("a good movie")
+    >>> keys, holds = inst.sample((1,), 3, np.random.default_rng(0))
+    >>> inst.decode(keys)
+    ['movie good movie', 'a good the', 'good good plot']
+    >>> holds.tolist()
+    [[False, True, True], [True, True, False], [False, True, False]]
+    """
+
+    _parameter_constraints: dict = {
+        **_TextSampler._parameter_constraints,
+        "min_df": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, *, keep_proba=0.5, min_df=1):
+        super().__init__(keep_proba=keep_proba)
+        self.min_df = min_df
+
+    @property
+    def _instance_class(self):
+        return CorpusInstance
+
+    def _fit_replacements(self, docs, tokens):
+        words = self.get_feature_names_out()
+        ok = self.document_frequency_ >= self.min_df
+        if ok.sum() < 2:
+            raise ValueError(
+                f"CorpusSampler needs at least 2 distinct words found in >= min_df={self.min_df} "
+                f"reference documents to draw replacements from; got {int(ok.sum())}."
+            )
+        counts = self.word_counts_[ok]
+        self.replacement_words_ = words[ok]
+        self.replacement_proba_ = counts / counts.sum()
+        self._counts = counts
+        self._cum = np.cumsum(counts)
+        self._replacement_index = {w: k for k, w in enumerate(self.replacement_words_)}
+
+
+class CorpusInstance(TextInstance):
+    """Instance of :class:`CorpusSampler`: keys index ``replacement_words_``."""
+
+    def __init__(self, parent, document):
+        super().__init__(parent, document)
+        self._original = np.array(
+            [parent._replacement_index.get(w, -1) for w in self.words], dtype=np.int64
+        )
+
+    def _draw(self, replaced, rows, cols, rng):
+        parent = self.parent
+        counts, cum = parent._counts, parent._cum
+        orig = self._original[cols]
+        known = orig >= 0
+        safe = np.where(known, orig, 0)
+        own = np.where(known, counts[safe], 0)
+        before = np.where(known, cum[safe] - counts[safe], 0)
+        # Integer inverse-CDF draw over the counts with the original word's block cut out.
+        u = rng.integers(0, cum[-1] - own)
+        u = u + (u >= before) * own
+        return np.searchsorted(cum, u, side="right").astype(np.int32)
+
+    def _replacement(self, keys):
+        return self.parent.replacement_words_[keys]
