@@ -7,6 +7,7 @@ features that need them.
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate
 from .explainer import AnchorExplainer, NoAnchorWarning
+from .models import HFTextClassifier
 
 __version__ = "0.1.0"
 
@@ -14,6 +15,7 @@ __all__ = [
     "Anchor",
     "AnchorExplainer",
     "BatchSAR",
+    "HFTextClassifier",
     "KLLUCB",
     "NoAnchorWarning",
     "Predicate",

@@ -293,7 +293,7 @@ def beam_search(
     max_size = d if max_anchor_size is None else min(max_anchor_size, d)
     beams = {0: [()]}
     order = {(): []}
-    best, best_coverage = None, -1.0
+    best, best_coverage, best_key = None, -1.0, None
     size = 1
     while size <= max_size:
         candidates = []
@@ -329,8 +329,13 @@ def beam_search(
         exact = CandidateArms(store, beams[size])
         valid = _validate(exact, np.arange(len(chosen)), threshold, beta, batch_size)
         for cand, ok in zip(beams[size], valid):
-            if ok and cov[cand] > best_coverage:
-                best, best_coverage = cand, cov[cand]
+            if not ok or cov[cand] < best_coverage:
+                continue
+            # Ties in perturbation coverage (text: keep_proba ** size) go to the rule that
+            # covers more of the reference data.
+            key = (cov[cand], instance.reference_coverage(cand))
+            if best is None or key > best_key:
+                best, best_coverage, best_key = cand, cov[cand], key
         size += 1
     if best is not None:
         return SearchResult(best, order[best], True, store, best_coverage, delta)

@@ -184,19 +184,33 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         return tags
 
     # -------------------------------------------------------------------- fitting
-    def _make_sampler(self):
-        if self.sampler is None:
-            return TabularSampler(
-                discretizer=self.discretizer, categorical_features=self.categorical_features
-            )
-        if not (isinstance(self.discretizer, str) and self.discretizer == "quartile") or not (
-            isinstance(self.categorical_features, str) and self.categorical_features == "auto"
-        ):
-            raise ValueError(
-                "discretizer and categorical_features configure the default sampler; with a "
-                "custom sampler, set them on the sampler and leave these at their defaults."
-            )
-        return clone(self.sampler)
+    def _make_sampler(self, X):
+        tabular_defaults = (
+            isinstance(self.discretizer, str)
+            and self.discretizer == "quartile"
+            and isinstance(self.categorical_features, str)
+            and self.categorical_features == "auto"
+        )
+        if self.sampler is not None:
+            if not tabular_defaults:
+                raise ValueError(
+                    "discretizer and categorical_features configure the default tabular "
+                    "sampler; with a custom sampler, set them on the sampler and leave these "
+                    "at their defaults."
+                )
+            return clone(self.sampler)
+        if _is_text(X):
+            if not tabular_defaults:
+                raise ValueError(
+                    "discretizer and categorical_features apply to tabular data; X holds "
+                    "documents. Leave them at their defaults or pass X as a table."
+                )
+            from .samplers.text import CorpusSampler
+
+            return CorpusSampler()
+        return TabularSampler(
+            discretizer=self.discretizer, categorical_features=self.categorical_features
+        )
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -216,8 +230,13 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        if isinstance(X, str):
+            raise ValueError(
+                "X must be a collection of rows or documents; got a single string. Wrap it "
+                "in a list: fit([document])."
+            )
         self.model_ = as_probability_model(self.estimator)
-        sampler = self._make_sampler()
+        sampler = self._make_sampler(X)
         weights = None
         sampler_probe = clone(sampler).fit(X) if self.balance else None
         if self.balance:
@@ -229,7 +248,8 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
             rows = self.sampler_.split(X)[:1]
             self.model_.predict_proba(self.sampler_.to_model_input(_concat(rows)))
         self.classes_ = self.model_.classes_
-        self.n_features_in_ = self.sampler_.n_features_in_
+        if hasattr(self.sampler_, "n_features_in_"):
+            self.n_features_in_ = self.sampler_.n_features_in_
         if getattr(self.sampler_, "feature_names_in_", None) is not None:
             self.feature_names_in_ = self.sampler_.feature_names_in_
         return self
@@ -314,14 +334,34 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         return anchors
 
     def transform(self, X):
-        """Which features appear in each row's anchor.
+        """Which features (tables) or words (documents) appear in each anchor.
 
         Returns
         -------
-        Xt : ndarray of shape (n_rows, ``n_features_in_``), int
+        Xt : ndarray of shape (n_rows, ``n_features_in_``), int, for tables
             1 where the feature is part of the row's anchor.
+        Xt : scipy.sparse.csr_matrix of shape (n_documents, n_words), for documents
+            1 where the word is part of the document's anchor; the columns are the reference
+            vocabulary learned in :meth:`fit` (:meth:`get_feature_names_out`), and anchor words
+            outside it are left out, as :class:`~sklearn.feature_extraction.text.CountVectorizer`
+            does with unknown words.
         """
         anchors = self.explain(X)
+        vocabulary = getattr(self.sampler_, "vocabulary_", None)
+        if vocabulary is not None:
+            from scipy import sparse
+
+            rows, cols = [], []
+            for i, anchor in enumerate(anchors):
+                for word in {p.value for p in anchor.predicates}:
+                    j = vocabulary.get(word)
+                    if j is not None:
+                        rows.append(i)
+                        cols.append(j)
+            return sparse.csr_matrix(
+                (np.ones(len(rows), dtype=np.int64), (rows, cols)),
+                shape=(len(anchors), len(vocabulary)),
+            )
         out = np.zeros((len(anchors), self.n_features_in_), dtype=np.int64)
         for i, anchor in enumerate(anchors):
             for p in anchor.predicates:
@@ -329,8 +369,10 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         return out
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the columns of :meth:`transform`: the input features."""
+        """Names of the columns of :meth:`transform`: input features, or the vocabulary."""
         check_is_fitted(self, "sampler_")
+        if getattr(self.sampler_, "vocabulary_", None) is not None:
+            return self.sampler_.get_feature_names_out()
         names = getattr(self, "feature_names_in_", None)
         if names is None:
             names = np.array([f"x{i}" for i in range(self.n_features_in_)], dtype=object)
@@ -363,17 +405,23 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         score : float in [0, 1]
         """
         check_is_fitted(self, "sampler_")
-        rows = self.sampler_.split(X)
-        n = len(rows)
-        chosen = np.arange(n)
-        if self.score_rows is not None and n > self.score_rows:
-            rng = check_random_state(self.random_state)
-            chosen = np.sort(rng.choice(n, size=self.score_rows, replace=False))
         model_input = self.sampler_.to_model_input(X)
+        candidates = np.arange(len(model_input))
+        if getattr(self.sampler_, "vocabulary_", None) is not None:
+            from .samplers.text import tokenize
+
+            # Held-out documents without a word (":)") cannot be explained, but are checked.
+            candidates = np.array([i for i in candidates if tokenize(model_input[i])], dtype=int)
+        if len(candidates) == 0:
+            raise ValueError("X has no rows or documents that can be explained.")
+        chosen = candidates
+        if self.score_rows is not None and len(candidates) > self.score_rows:
+            rng = check_random_state(self.random_state)
+            chosen = np.sort(rng.choice(candidates, size=self.score_rows, replace=False))
         predicted = self.classes_[self.model_.predict_index(model_input)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoAnchorWarning)
-            anchors = self.explain(_concat([rows[i] for i in chosen]))
+            anchors = self.explain(_take(model_input, chosen))
         values = []
         for i, anchor in zip(chosen, anchors):
             mask = anchor.covers(model_input)
@@ -386,11 +434,38 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         return float(np.mean(values))
 
 
+def _is_text(X):
+    """Whether X is a collection of documents (1-d, every element a str)."""
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        return False
+    if isinstance(X, pd.Series):
+        values = X.to_numpy()
+    elif isinstance(X, (list, tuple, np.ndarray)):
+        values = X
+    else:
+        return False
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        return False
+    return len(values) > 0 and all(isinstance(v, str) for v in values)
+
+
 def _row_seed(base, row):
     import pandas as pd
 
     values = row.astype(object).to_numpy() if isinstance(row, pd.DataFrame) else row
     return int(joblib.hash((base, values))[:8], 16)
+
+
+def _take(X, indices):
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[indices]
+    if isinstance(X, np.ndarray):
+        return X[indices]
+    return [X[i] for i in indices]
 
 
 def _concat(rows):

@@ -1,0 +1,164 @@
+"""AnchorExplainer on text: known answers for every sampler, sklearn text pipelines, errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+
+from skanchors import AnchorExplainer, NoAnchorWarning
+from skanchors.samplers import CorpusSampler, UnkSampler, tokenize
+
+DOCS = [
+    "win a free prize now",
+    "call me later tonight",
+    "free entry to win cash",
+    "see you at the game",
+    "are you free tonight",
+    "lunch tomorrow with the team",
+    "the movie was great",
+    "a bad movie with a boring plot",
+] * 10
+
+SPAM = "you can win a free prize if you call the number now"
+
+
+class WordModel:
+    """Predicts 'spam' iff every one of ``words`` is in the text; counts calls and rows."""
+
+    classes_ = np.array(["ham", "spam"])
+
+    def __init__(self, *words):
+        self.words = set(words)
+        self.calls = 0
+        self.rows = 0
+
+    def predict_proba(self, X):
+        self.calls += 1
+        self.rows += len(X)
+        p = np.array([self.words <= {w for w, _, _ in tokenize(d)} for d in X], dtype=float)
+        return np.column_stack([1 - p, p])
+
+
+@pytest.fixture(scope="module")
+def mlm_sampler(hf):
+    from skanchors.samplers import MaskedLMSampler
+
+    return MaskedLMSampler(hf["bert_mlm"], top_k=20, batch_size=32)
+
+
+@pytest.mark.parametrize("sampler", ["unk", "delete", "corpus", "mlm"])
+def test_free_is_the_anchor_for_every_sampler(sampler, request):
+    samplers = {
+        "unk": lambda: UnkSampler(),
+        "delete": lambda: UnkSampler(token=None),
+        "corpus": lambda: CorpusSampler(),
+        "mlm": lambda: request.getfixturevalue("mlm_sampler"),
+    }
+    explainer = AnchorExplainer(WordModel("free"), sampler=samplers[sampler](), random_state=0).fit(
+        DOCS
+    )
+    anchor = explainer.explain([SPAM])[0]
+    assert anchor.words == ["free"]
+    assert anchor.precision == 1.0 and anchor.is_anchor
+    assert anchor.prediction == "spam"
+    assert anchor.coverage == pytest.approx(np.mean(["free" in d.split() for d in DOCS]))
+
+
+@pytest.mark.parametrize("sampler", [UnkSampler(), CorpusSampler()], ids=["unk", "corpus"])
+def test_two_needed_words_are_both_in_the_anchor(sampler):
+    explainer = AnchorExplainer(WordModel("free", "win"), sampler=sampler, random_state=0)
+    anchor = explainer.fit(DOCS).explain([SPAM])[0]
+    assert anchor.words == ["win", "free"]  # in document order
+    assert anchor.precision == 1.0 and anchor.is_anchor
+    assert anchor.covers(["free win", "win", "to win it free!", "nothing"]).tolist() == [
+        True,
+        False,
+        True,
+        False,
+    ]
+
+
+def test_corpus_sampler_is_the_default_for_documents():
+    explainer = AnchorExplainer(WordModel("free"), random_state=0).fit(DOCS)
+    assert isinstance(explainer.sampler_, CorpusSampler)
+    assert not hasattr(explainer, "n_features_in_")
+
+
+def test_repeated_perturbations_are_predicted_once():
+    # 3 words, UNK replacement: at most 2**3 distinct texts exist.
+    model = WordModel("free")
+    explainer = AnchorExplainer(model, sampler=UnkSampler(), random_state=0).fit(DOCS)
+    anchor = explainer.explain(["free cash now"])[0]
+    assert anchor.n_rows_predicted <= 8
+    assert anchor.n_samples > 8
+    assert model.rows == anchor.n_rows_predicted + 1  # + the explained document itself
+
+
+def test_sklearn_text_pipeline_transform_and_score():
+    from skanchors.datasets import load_sms_spam
+
+    texts, labels = load_sms_spam(return_X_y=True)
+    train, test = list(texts[:3000]), list(texts[3000:3400])
+    model = make_pipeline(TfidfVectorizer(min_df=2), LogisticRegression(C=10, max_iter=1000))
+    model.fit(train, labels[:3000])
+    explainer = AnchorExplainer(model, score_rows=8, random_state=0).fit(train)
+    spam = [t for t, p in zip(test, model.predict(test)) if p == "spam"][:3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchors = explainer.explain(spam)
+        Xt = explainer.transform(spam)
+        score = explainer.score(test)
+    names = explainer.get_feature_names_out()
+    assert sparse.issparse(Xt) and Xt.shape == (3, len(names))
+    for i, anchor in enumerate(anchors):
+        assert anchor.prediction == "spam"
+        in_vocab = {w for w in anchor.words if w in explainer.sampler_.vocabulary_}
+        assert {names[j] for j in Xt[i].indices} == in_vocab
+        assert anchor.covers([spam[i]])[0]
+    assert 0.0 <= score <= 1.0
+
+
+def test_grid_search_on_text():
+    model = WordModel("free")
+    search = GridSearchCV(
+        AnchorExplainer(model, score_rows=4, random_state=0),
+        {"threshold": [0.8, 0.95]},
+        cv=2,
+    )
+    search.fit(DOCS)
+    assert search.best_estimator_.estimator is model
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+def test_hf_classifier_as_the_model(hf):
+    from skanchors import HFTextClassifier
+
+    clf = HFTextClassifier(hf["clf"], batch_size=16)
+    explainer = AnchorExplainer(
+        clf, sampler=UnkSampler(), max_anchor_size=2, batch_size=20, random_state=0
+    ).fit(DOCS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchor = explainer.explain(["the movie was great and the acting was good"])[0]
+    assert anchor.prediction in ("zeta", "alpha")
+    assert list(explainer.classes_) == ["zeta", "alpha"]
+    assert len(anchor) <= 2 and anchor.n_model_calls >= 1
+
+
+def test_text_input_errors():
+    explainer = AnchorExplainer(WordModel("free")).fit(DOCS)
+    with pytest.raises((TypeError, ValueError), match="X"):
+        explainer.explain("free stuff")
+    with pytest.raises(ValueError, match="X"):
+        explainer.explain(["fine", "   "])
+    with pytest.raises(ValueError, match="single string"):
+        AnchorExplainer(WordModel("free")).fit("one document")
+    with pytest.raises(ValueError, match="apply to tabular data"):
+        AnchorExplainer(WordModel("free"), discretizer="decile").fit(DOCS)
+    with pytest.raises(ValueError, match="balance"):
+        AnchorExplainer(WordModel("free"), balance=True).fit(DOCS)
