@@ -167,6 +167,7 @@ class Anchor:
     n_rows_predicted: int = 0
     wall_time: float = 0.0
     instance: Any = None
+    tolerance: float | None = None
 
     # ----------------------------------------------------------------- reading the rule
     def __len__(self):
@@ -202,8 +203,11 @@ class Anchor:
     def __str__(self):
         cond = " AND ".join(self.conditions()) if self.predicates else "(any input)"
         flag = "" if self.is_anchor else " [NOT AN ANCHOR: precision below threshold]"
+        pred = self.prediction
+        if self.tolerance is not None:
+            pred = f"{format_value(pred)} +- {format_value(self.tolerance)}"
         return (
-            f"IF {cond} THEN PREDICT {self.prediction} WITH PRECISION {self.precision:.2f} "
+            f"IF {cond} THEN PREDICT {pred} WITH PRECISION {self.precision:.2f} "
             f"AND COVERAGE {self.coverage:.2f}{flag}"
         )
 
@@ -253,6 +257,7 @@ class Anchor:
             "n_model_calls": int(self.n_model_calls),
             "n_rows_predicted": int(self.n_rows_predicted),
             "wall_time": float(self.wall_time),
+            "tolerance": None if self.tolerance is None else float(self.tolerance),
         }
 
     def to_json(self, **kwargs):
@@ -286,6 +291,7 @@ class Anchor:
             n_model_calls=data.get("n_model_calls", 0),
             n_rows_predicted=data.get("n_rows_predicted", 0),
             wall_time=data.get("wall_time", 0.0),
+            tolerance=data.get("tolerance"),
         )
 
     @classmethod

@@ -9,7 +9,7 @@ from numbers import Integral, Real
 import joblib
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone, is_regressor
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._bandit import kl_lower_bound, kl_upper_bound, make_bandit
 from ._explanation import Anchor, Step
 from ._search import beam_search
-from .models import as_probability_model
+from .models import RegressionModel, as_probability_model
 from .samplers.tabular import TabularSampler
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
@@ -75,6 +75,19 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
     bandit : {"kl-lucb", "batch-sar"} or bandit object, default="kl-lucb"
         Best-arm identification: KL-LUCB (two candidates per model call, fewest rows) or
         BatchSAR (every surviving candidate in one model call, for slow models).
+    mode : {"auto", "classification", "regression"}, default="auto"
+        What is held in place. Classification: the predicted class (``precision`` is the share
+        of perturbations with the same class). Regression: the predicted value, within
+        ``tolerance`` (``precision`` is the share of perturbations ``z`` with
+        ``|f(z) - f(x)| <= tolerance``). ``"auto"`` picks regression for sklearn regressors
+        (``is_regressor``) and classification otherwise; a callable is a classifier unless
+        ``mode="regression"``, when it returns one number per input.
+    tolerance : float > 0, default=0.25
+        Regression only: half-width of the band the prediction must stay in.
+    tolerance_unit : {"std", "absolute"}, default="std"
+        Regression only: ``tolerance`` is in standard deviations of the model's predictions
+        on the reference data (``"std"``, so 0.25 means a quarter of the spread of the
+        predictions) or in the target's own units (``"absolute"``).
     score_rows : int or None, default=50
         :meth:`score` explains at most this many rows of its input (chosen with
         ``random_state``); ``None`` explains all of them.
@@ -90,7 +103,9 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
     ----------
     sampler_ : fitted sampler
     classes_ : ndarray
-        Labels of the model's classes.
+        Labels of the model's classes (classification only).
+    tolerance_ : float
+        The band half-width in the target's units (regression only).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when fitted on a DataFrame.
@@ -111,7 +126,7 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "estimator": [HasMethods(["predict_proba"]), callable],
+        "estimator": [HasMethods(["predict_proba"]), HasMethods(["predict"]), callable],
         "threshold": [Interval(Real, 0, 1, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "epsilon": [Interval(Real, 0, 1, closed="right")],
@@ -123,6 +138,9 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
         "balance": ["boolean"],
         "bandit": [StrOptions({"kl-lucb", "batch-sar"}), HasMethods(["select"])],
+        "mode": [StrOptions({"auto", "classification", "regression"})],
+        "tolerance": [Interval(Real, 0, None, closed="neither")],
+        "tolerance_unit": [StrOptions({"std", "absolute"})],
         "score_rows": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -144,6 +162,9 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         sampler=None,
         balance=False,
         bandit="kl-lucb",
+        mode="auto",
+        tolerance=0.25,
+        tolerance_unit="std",
         score_rows=50,
         n_jobs=None,
         random_state=None,
@@ -161,6 +182,9 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         self.sampler = sampler
         self.balance = balance
         self.bandit = bandit
+        self.mode = mode
+        self.tolerance = tolerance
+        self.tolerance_unit = tolerance_unit
         self.score_rows = score_rows
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -235,19 +259,48 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
                 "X must be a collection of rows or documents; got a single string. Wrap it "
                 "in a list: fit([document])."
             )
-        self.model_ = as_probability_model(self.estimator)
+        regression = self.mode == "regression" or (
+            self.mode == "auto" and _is_regressor(self.estimator)
+        )
+        if regression and self.balance:
+            raise ValueError("balance=True needs classes; it does not apply to regression.")
+        if not regression and not (
+            hasattr(self.estimator, "predict_proba") or _is_plain_callable(self.estimator)
+        ):
+            raise ValueError(
+                "The 'estimator' parameter must have predict_proba (a classifier) or be a "
+                f"callable; {type(self.estimator).__name__} only has predict. For a regressor "
+                "use mode='regression'."
+            )
+        self.model_ = RegressionModel(self.estimator) if regression else None
+        if not regression:
+            self.model_ = as_probability_model(self.estimator)
         sampler = self._make_sampler(X)
         weights = None
-        sampler_probe = clone(sampler).fit(X) if self.balance else None
         if self.balance:
-            pred = self.model_.predict_index(sampler_probe.to_model_input(X))
+            probe = clone(sampler).fit(X)
+            pred = self.model_.predict_index(probe.to_model_input(X))
             counts = np.bincount(pred)
             weights = 1.0 / counts[pred]
         self.sampler_ = sampler.fit(X, sample_weight=weights)
-        if self.model_.classes_ is None:
-            rows = self.sampler_.split(X)[:1]
-            self.model_.predict_proba(self.sampler_.to_model_input(_concat(rows)))
-        self.classes_ = self.model_.classes_
+        if regression:
+            if self.tolerance_unit == "absolute":
+                self.tolerance_ = float(self.tolerance)
+            else:
+                spread = float(np.std(self.model_.predict(self.sampler_.to_model_input(X))))
+                if spread == 0:
+                    raise ValueError(
+                        "The model predicts the same value on every reference row, so a "
+                        "tolerance in standard deviations is 0; use tolerance_unit='absolute'."
+                    )
+                self.tolerance_ = float(self.tolerance) * spread
+            if hasattr(self, "classes_"):
+                del self.classes_
+        else:
+            if self.model_.classes_ is None:
+                rows = self.sampler_.split(X)[:1]
+                self.model_.predict_proba(self.sampler_.to_model_input(_concat(rows)))
+            self.classes_ = self.model_.classes_
         if hasattr(self.sampler_, "n_features_in_"):
             self.n_features_in_ = self.sampler_.n_features_in_
         if getattr(self.sampler_, "feature_names_in_", None) is not None:
@@ -255,8 +308,20 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         return self
 
     # ----------------------------------------------------------------- explaining
+    def _task(self):
+        if isinstance(self.model_, RegressionModel):
+            return _Regression(self.model_, self.tolerance_)
+        return _Classification(self.model_)
+
     def _targets(self, X, rows, y):
         model_input = self.sampler_.to_model_input(X)
+        if isinstance(self.model_, RegressionModel):
+            if y is None:
+                return self.model_.predict(model_input)
+            y = np.asarray(y, dtype=float).ravel()
+            if len(y) != len(rows):
+                raise ValueError(f"y has {len(y)} entries for {len(rows)} rows of X.")
+            return y
         predicted = self.model_.predict_index(model_input)
         if y is None:
             return predicted
@@ -312,7 +377,7 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         results = Parallel(n_jobs=n_jobs)(
             delayed(_explain_chunk)(
                 self.sampler_,
-                self.model_,
+                self._task(),
                 [rows[i] for i in chunk],
                 targets[chunk],
                 seeds[chunk],
@@ -322,8 +387,13 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
             for chunk in chunks
         )
         anchors = [a for chunk in results for a in chunk]
+        regression = isinstance(self.model_, RegressionModel)
         for i, anchor in enumerate(anchors):
-            anchor.prediction = self.classes_[targets[i]]
+            if regression:
+                anchor.prediction = float(targets[i])
+                anchor.tolerance = self.tolerance_
+            else:
+                anchor.prediction = self.classes_[targets[i]]
             if not anchor.is_anchor:
                 warnings.warn(
                     f"Row {i}: no rule reached precision {self.threshold}; returning the most "
@@ -418,7 +488,8 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         if self.score_rows is not None and len(candidates) > self.score_rows:
             rng = check_random_state(self.random_state)
             chosen = np.sort(rng.choice(candidates, size=self.score_rows, replace=False))
-        predicted = self.classes_[self.model_.predict_index(model_input)]
+        task = self._task()
+        predicted = task.outcomes(model_input, self)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoAnchorWarning)
             anchors = self.explain(_take(model_input, chosen))
@@ -429,7 +500,7 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
             if not mask.any():
                 values.append(0.0)
                 continue
-            precision = float(np.mean(predicted[mask] == anchor.prediction))
+            precision = float(np.mean(task.agrees(predicted[mask], anchor.prediction)))
             values.append(float(mask.mean()) if precision >= self.threshold else 0.0)
         return float(np.mean(values))
 
@@ -478,21 +549,73 @@ def _concat(rows):
     return list(rows)
 
 
-def _explain_chunk(sampler, model, rows, targets, seeds, params, verbose):
+def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose):
     out = []
     for row, target, seed in zip(rows, targets, seeds):
-        anchor = _explain_one(sampler, model, row, int(target), int(seed), params)
+        anchor = _explain_one(sampler, task, row, target, int(seed), params)
         if verbose:
             print(f"[skanchors] {anchor} ({anchor.wall_time:.2f} s)", flush=True)
         out.append(anchor)
     return out
 
 
-def _explain_one(sampler, model, row, target, seed, params):
+class _Classification:
+    """Precision = the perturbation gets the target class."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def labeler(self, target):
+        return self.model.predict_index, int(target)
+
+    def outcomes(self, X, explainer):
+        return explainer.classes_[self.model.predict_index(X)]
+
+    @staticmethod
+    def agrees(outcomes, prediction):
+        return outcomes == prediction
+
+
+class _Regression:
+    """Precision = the perturbation's prediction stays within tolerance of the target."""
+
+    def __init__(self, model, tolerance):
+        self.model = model
+        self.tolerance = tolerance
+
+    def labeler(self, target):
+        target, tol, predict = float(target), self.tolerance, self.model.predict
+
+        def within(X):
+            return (np.abs(predict(X) - target) <= tol).astype(np.int64)
+
+        return within, 1
+
+    def outcomes(self, X, explainer):
+        return self.model.predict(X)
+
+    def agrees(self, outcomes, prediction):
+        return np.abs(outcomes - prediction) <= self.tolerance
+
+
+def _is_regressor(estimator):
+    """sklearn's is_regressor, False for objects that are not sklearn estimators."""
+    try:
+        return is_regressor(estimator)
+    except (AttributeError, TypeError):
+        return getattr(estimator, "_estimator_type", None) == "regressor"
+
+
+def _is_plain_callable(obj):
+    return callable(obj) and not hasattr(obj, "predict")
+
+
+def _explain_one(sampler, task, row, target, seed, params):
     start = time.perf_counter()
     instance = sampler.instance(row)
     rng = np.random.default_rng(seed)
-    result = beam_search(instance, model.predict_index, target, rng=rng, **params)
+    predict, label = task.labeler(target)
+    result = beam_search(instance, predict, label, rng=rng, **params)
     store = result.store
     beta = np.log(1.0 / params["delta"])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ProbabilityModel", "as_probability_model"]
+__all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
 
 
 class ProbabilityModel:
@@ -59,6 +59,39 @@ class ProbabilityModel:
     def predict_index(self, X):
         """Index (into ``classes_``) of the most probable class of each input."""
         return self.predict_proba(X).argmax(axis=1)
+
+
+class RegressionModel:
+    """A black-box regressor: ``predict`` returning one number per input.
+
+    Parameters
+    ----------
+    estimator : object or callable
+        A fitted regressor with ``predict`` (sklearn estimators and Pipelines), or a callable
+        mapping a batch of inputs to an array of shape (n_inputs,).
+    """
+
+    def __init__(self, estimator):
+        if hasattr(estimator, "predict") and callable(estimator.predict):
+            self._fn = estimator.predict
+        elif callable(estimator) and not isinstance(estimator, type):
+            self._fn = estimator
+        else:
+            raise TypeError(
+                "estimator must be a fitted regressor with a predict method or a callable "
+                f"returning one number per input; got {type(estimator).__name__}."
+            )
+
+    def predict(self, X):
+        values = np.asarray(self._fn(X), dtype=float)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            raise ValueError(
+                "A regression model must return one number per input, shape (n_inputs,); it "
+                f"returned an array of shape {values.shape}."
+            )
+        return values
 
 
 def as_probability_model(estimator):

@@ -7,11 +7,19 @@ from skanchors import AnchorExplainer
 from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer
 
 
-def first_feature_model(X):
-    """A fixed model defined for any numeric input: P(class 1) is a step in the first feature."""
-    X = np.asarray(X, dtype=float)
-    p = np.where(X[:, 0] > 0.5, 0.9, 0.1)
-    return np.column_stack([1 - p, p])
+class FirstFeatureModel:
+    """A fixed model defined for any numeric input: P(class 1) is a step in the first feature.
+
+    A class with a stable repr, so that test ids are the same in every pytest-xdist worker.
+    """
+
+    def __call__(self, X):
+        X = np.asarray(X, dtype=float)
+        p = np.where(X[:, 0] > 0.5, 0.9, 0.1)
+        return np.column_stack([1 - p, p])
+
+    def __repr__(self):
+        return "FirstFeatureModel()"
 
 
 # Checks that cannot apply to an explainer, with the reason.
@@ -35,7 +43,7 @@ def _expected_failed(estimator):
         QuantileDiscretizer(percentiles=[10, 90]),
         EdgesDiscretizer(edges={}, default="quartile"),
         AnchorExplainer(
-            first_feature_model, beam_size=1, max_anchor_size=2, batch_size=10, random_state=0
+            FirstFeatureModel(), beam_size=1, max_anchor_size=2, batch_size=10, random_state=0
         ),
     ],
     expected_failed_checks=_expected_failed,

@@ -1,0 +1,82 @@
+"""Regression anchors: the prediction is held within a tolerance band."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.tree import DecisionTreeRegressor
+
+from skanchors import AnchorExplainer, NoAnchorWarning
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(size=(2000, 4)), columns=["a", "b", "c", "d"])
+    y = np.where(X["b"] > 0.5, 10.0, 0.0) + 2.0 * (X["b"] > 0.75)
+    return X, DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+
+
+def test_regressor_depending_on_one_feature(data):
+    X, model = data
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    assert explainer.tolerance_ == pytest.approx(0.25 * np.std(model.predict(X)))
+    assert not hasattr(explainer, "classes_")
+    anchors = explainer.explain(X.iloc[:6])
+    predicted = model.predict(X)
+    for i, anchor in enumerate(anchors):
+        assert anchor.is_anchor
+        assert anchor.features == ["b"]  # the only feature the model uses
+        assert anchor.prediction == pytest.approx(predicted[i])
+        mask = anchor.covers(X)
+        within = np.abs(predicted[mask] - anchor.prediction) <= explainer.tolerance_
+        assert within.mean() >= 0.95
+        assert "+-" in str(anchor)
+
+
+def test_tolerance_changes_the_band(data):
+    X, model = data
+    row = X.iloc[[0]]
+    wide = AnchorExplainer(model, tolerance=20, tolerance_unit="absolute", random_state=0)
+    narrow = AnchorExplainer(model, tolerance=0.5, tolerance_unit="absolute", random_state=0)
+    wide_anchor = wide.fit(X).explain(row)[0]
+    assert wide.tolerance_ == 20
+    assert wide_anchor.predicates == ()  # every prediction is within 20 of every other
+    narrow_anchor = narrow.fit(X).explain(row)[0]
+    assert len(narrow_anchor) >= 1
+
+
+def test_callable_regressor_and_chosen_value():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(1000, 3))
+
+    def f(X):
+        return 4.0 * (np.asarray(X)[:, 2] > 0.5)
+
+    explainer = AnchorExplainer(
+        f, mode="regression", tolerance=1.0, tolerance_unit="absolute", random_state=0
+    )
+    anchor = explainer.fit(X).explain(np.array([[0.1, 0.1, 0.9]]))[0]
+    assert anchor.features == ["x2"] and anchor.prediction == 4.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        other = explainer.explain(np.array([[0.1, 0.1, 0.9]]), y=[2.0])[0]
+    assert not other.is_anchor  # nothing keeps f within 1 of 2.0
+    assert 0.0 <= explainer.set_params(score_rows=5).score(X[:100]) <= 1.0
+
+
+def test_regression_errors(data):
+    X, model = data
+    with pytest.raises(ValueError, match="balance"):
+        AnchorExplainer(model, balance=True).fit(X)
+    with pytest.raises(ValueError, match="only has predict"):
+        AnchorExplainer(model, mode="classification").fit(X)
+    with pytest.raises(ValueError, match="tolerance_unit='absolute'"):
+        AnchorExplainer(lambda X: np.ones(len(X)), mode="regression").fit(X)
+    with pytest.raises(ValueError, match="one number per input"):
+        AnchorExplainer(
+            lambda X: np.ones((len(X), 2)), mode="regression", tolerance_unit="absolute"
+        ).fit(X).explain(X.iloc[[0]])
+    with pytest.raises(ValueError, match="'tolerance' parameter"):
+        AnchorExplainer(model, tolerance=0).fit(X)
