@@ -6,7 +6,9 @@ features that need them.
 
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate
+from ._pick import SubmodularPick, pick
 from .explainer import AnchorExplainer, NoAnchorWarning
+from .lime import LimeExplainer, LimeExplanation
 from .models import HFTextClassifier
 
 __version__ = "0.1.0"
@@ -17,7 +19,11 @@ __all__ = [
     "BatchSAR",
     "HFTextClassifier",
     "KLLUCB",
+    "LimeExplainer",
+    "LimeExplanation",
     "NoAnchorWarning",
     "Predicate",
+    "SubmodularPick",
     "__version__",
+    "pick",
 ]

@@ -255,7 +255,9 @@ class KLLUCB:
         n_arms = _check_arms(arms, n_best)
         empty = np.flatnonzero(arms.n_samples == 0)
         if empty.size:
-            arms.pull(empty, batch_size if self.warm_start and n_best < n_arms else 1)
+            warm = self.warm_start
+            size = (batch_size if warm is True else int(warm)) if warm and n_best < n_arms else 1
+            arms.pull(empty, size)
         if n_best >= n_arms:
             return _ranking(arms)[-n_arms:]
         for t in range(1, self.max_rounds + 1):

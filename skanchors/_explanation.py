@@ -352,5 +352,5 @@ class Anchor:
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
         ax.set_title(f"PREDICT {self.prediction}")
-        ax.legend(loc="lower right", fontsize="small")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
         return ax

@@ -22,21 +22,6 @@ class FirstFeatureModel:
         return "FirstFeatureModel()"
 
 
-# Checks that cannot apply to an explainer, with the reason.
-EXPLAINER_XFAIL = {
-    "check_transformer_data_not_an_array": (
-        "the explainer's output is per-row explanation of a fixed black box, computed per row; "
-        "tested separately"
-    ),
-}
-
-
-def _expected_failed(estimator):
-    if isinstance(estimator, AnchorExplainer):
-        return EXPLAINER_XFAIL
-    return {}
-
-
 @parametrize_with_checks(
     [
         QuantileDiscretizer(),
@@ -46,7 +31,6 @@ def _expected_failed(estimator):
             FirstFeatureModel(), beam_size=1, max_anchor_size=2, batch_size=10, random_state=0
         ),
     ],
-    expected_failed_checks=_expected_failed,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)

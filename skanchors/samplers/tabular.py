@@ -324,6 +324,12 @@ class TabularInstance:
                 preds.append(Predicate(name, ">", float(edges[b - 1]), j))
                 masks.append(bins[:, k] >= b)
                 feats.append(j)
+        # A predicate that every reference row satisfies (e.g. "Pclass <= 3.0" when 3 is the
+        # largest value) constrains nothing: it would only lengthen rules.
+        informative = [i for i, m in enumerate(masks) if not m.all()]
+        preds = [preds[i] for i in informative]
+        masks = [masks[i] for i in informative]
+        feats = [feats[i] for i in informative]
         self.predicates = preds
         self.n_predicates = len(preds)
         self._feature_of = np.array(feats, dtype=np.intp)

@@ -1,0 +1,458 @@
+"""LimeExplainer: known answers, parameters, inputs, results and sklearn compatibility."""
+
+import json
+import math
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression, Ridge, lars_path
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skanchors.lime import (
+    LimeExplainer,
+    LimeExplanation,
+    _forward_selection,
+    _lasso_path,
+    _weighted_r2,
+    _weighted_ridge,
+)
+from skanchors.samplers import CorpusSampler, UnkSampler
+from skanchors.samplers.text import tokenize
+
+
+class FirstFeatureModel:
+    """A fixed model defined for any numeric input: P(class 1) is a step in the first feature.
+
+    A class with a stable repr, so that test ids are the same in every pytest-xdist worker.
+    """
+
+    def __call__(self, X):
+        X = np.asarray(X, dtype=float)
+        p = np.where(X[:, 0] > 0.5, 0.9, 0.1)
+        return np.column_stack([1 - p, p])
+
+    def __repr__(self):
+        return "FirstFeatureModel()"
+
+
+first_feature_model = FirstFeatureModel()
+
+
+# ----------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def linear():
+    """A logistic regression on standardized features with clearly different coefficients."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 4))
+    y = (X @ np.array([2.0, -1.0, 0.5, 0.2]) + rng.logistic(size=2000) > 0).astype(int)
+    return X, LogisticRegression().fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """Eight features, an interaction and a threshold: feature selections disagree."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 8))
+
+    def model(Z):
+        Z = np.asarray(Z, dtype=float)
+        z = 1.5 * Z[:, 0] * (Z[:, 1] > 0) - Z[:, 2] + 0.8 * np.tanh(Z[:, 3] * Z[:, 4])
+        z += 0.6 * (Z[:, 5] > 0.5) + 0.3 * Z[:, 6] - 0.2 * Z[:, 7]
+        p = 1 / (1 + np.exp(-z))
+        return np.column_stack([1 - p, p])
+
+    return X, model
+
+
+SCORES = {"nice": 3.0, "very": 1.0, "you": 0.5}
+
+
+def word_score_model(docs):
+    """P(good) rises with the summed scores of the words: "nice" counts the most."""
+    s = np.array([sum(SCORES.get(w.lower(), 0.0) for w, _, _ in tokenize(d)) for d in docs])
+    p = 1 / (1 + np.exp(-(s - 2.5)))
+    return np.column_stack([1 - p, p])
+
+
+TOY = "you are a very nice person"
+CORPUS = [TOY, "the weather is nice today", "a person you know", "very bad food", "so so"]
+
+
+# ------------------------------------------------------------------------ known answers
+def test_linear_model_ranking_matches_coefficients(linear):
+    X, lr = linear
+    coef = lr.coef_[0]
+    explainer = LimeExplainer(lr, n_samples=2000, n_features=4, target_class=1, random_state=0)
+    explainer.fit(X)
+    # Instances in the outer quartiles of every feature: "in x's bin" is then one-sided, so
+    # its effect on P(1) has the sign of coef_j * x_j and a size that grows with |coef_j|.
+    rows = X[np.abs(X).min(axis=1) > 0.7][:8]
+    W = explainer.transform(rows)
+    for x, w in zip(rows, W):
+        np.testing.assert_array_equal(np.argsort(-np.abs(w)), np.argsort(-np.abs(coef)))
+        np.testing.assert_array_equal(np.sign(w), np.sign(coef * x))
+
+
+def test_toy_sentence_nice_first():
+    explainer = LimeExplainer(
+        word_score_model, n_samples=1000, n_features=3, sampler=UnkSampler(), random_state=0
+    ).fit(CORPUS)
+    exp = explainer.explain([TOY])[0]
+    assert exp.prediction == 1
+    assert [name for name, _ in exp.as_list()] == ["nice", "very", "you"]
+    assert all(weight > 0 for _, weight in exp.as_list())
+    assert exp.score > 0.9
+    assert exp.local_prediction == pytest.approx(exp.class_probability, abs=0.05)
+    assert exp.kernel_width == 25.0
+
+
+def test_binary_classes_are_mirror_images(linear):
+    X, lr = linear
+    explainer = LimeExplainer(lr, n_samples=500, n_features=3, random_state=0).fit(X)
+    e0, e1 = (explainer.explain(X[:1], y=[c])[0] for c in (0, 1))
+    assert e0.prediction == 0 and e1.prediction == 1
+    assert e0.selected == e1.selected
+    np.testing.assert_allclose(e0.weights, -e1.weights, atol=1e-10)
+    assert e0.intercept == pytest.approx(1 - e1.intercept)
+    assert e0.class_probability == pytest.approx(1 - e1.class_probability)
+    assert e0.score == pytest.approx(e1.score)
+
+
+# ----------------------------------------------------------------------- K-Lasso internals
+def _lime_forward_selection(Z, y, w, k):
+    """The LIME package's forward selection: refit Ridge(alpha=0) for every candidate."""
+    used = []
+    for _ in range(min(k, Z.shape[1])):
+        best, best_score = 0, -1e8
+        for j in range(Z.shape[1]):
+            if j in used:
+                continue
+            ridge = Ridge(alpha=0).fit(Z[:, used + [j]], y, sample_weight=w)
+            score = ridge.score(Z[:, used + [j]], y, sample_weight=w)
+            if score > best_score:
+                best, best_score = j, score
+        used.append(best)
+    return used
+
+
+def _random_problem(seed, n=300, d=7):
+    rng = np.random.default_rng(seed)
+    Z = (rng.random((n, d)) < 0.5).astype(float)
+    y = Z @ rng.normal(size=d) + 0.3 * Z[:, 0] * Z[:, 1] + 0.1 * rng.normal(size=n)
+    return Z, y, rng.random(n)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_forward_selection_matches_lime_package(seed):
+    Z, y, w = _random_problem(seed)
+    assert _forward_selection(Z, y, w, 4) == _lime_forward_selection(Z, y, w, 4)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lasso_path_matches_lime_package(seed):
+    Z, y, w = _random_problem(seed)
+    Zc = (Z - np.average(Z, axis=0, weights=w)) * np.sqrt(w)[:, None]
+    yc = (y - np.average(y, weights=w)) * np.sqrt(w)
+    _, _, coefs = lars_path(Zc, yc, method="lasso")
+    for i in range(coefs.shape[1] - 1, 0, -1):
+        expected = np.flatnonzero(coefs[:, i])
+        if len(expected) <= 3:
+            break
+    assert _lasso_path(Z, y, w, 3) == expected.tolist()
+
+
+def test_weighted_ridge_is_sklearn_ridge():
+    Z, y, w = _random_problem(0)
+    coef, intercept = _weighted_ridge(Z, y, w, alpha=1.0)
+    ridge = Ridge(alpha=1.0).fit(Z, y, sample_weight=w)
+    np.testing.assert_allclose(coef, ridge.coef_, rtol=1e-10)
+    assert intercept == pytest.approx(ridge.intercept_)
+    pred = Z @ coef + intercept
+    assert _weighted_r2(y, pred, w) == pytest.approx(ridge.score(Z, y, sample_weight=w))
+
+
+# --------------------------------------------------------------------------- parameters
+def test_n_samples(linear):
+    X, lr = linear
+    small, large = (
+        LimeExplainer(lr, n_samples=n, n_features=2, random_state=0).fit(X).explain(X[:1])[0]
+        for n in (50, 400)
+    )
+    assert (small.n_samples, small.n_rows_predicted, small.n_model_calls) == (50, 51, 1)
+    assert (large.n_samples, large.n_rows_predicted) == (400, 401)
+    assert not np.allclose(small.weights, large.weights)
+
+
+@pytest.mark.parametrize("method", ["auto", "lasso_path", "forward_selection", "highest_weights"])
+def test_n_features_limits_nonzero_weights(wide, method):
+    X, model = wide
+    explainer = LimeExplainer(model, n_samples=300, feature_selection=method, random_state=0).fit(X)
+    for k in (1, 3, 5):
+        exp = explainer.set_params(n_features=k).explain(X[:1])[0]
+        assert 1 <= np.count_nonzero(exp.weights) <= k
+        assert len(exp.as_list()) == len(exp.selected) <= k
+        if method != "lasso_path":  # the lasso path may stop short of k
+            assert len(exp.selected) == k
+
+
+def test_feature_selection_modes_differ(wide):
+    X, model = wide
+    explainer = LimeExplainer(model, n_samples=300, n_features=3, random_state=0).fit(X)
+    rows = X[:6]
+    results = {}
+    for method in ("lasso_path", "forward_selection", "highest_weights", "none"):
+        explainer.set_params(feature_selection=method)
+        results[method] = [e.selected for e in explainer.explain(rows)]
+    assert all(len(s) == 8 for s in results["none"])  # every feature, K not applied
+    chosen = {m: tuple(map(tuple, s)) for m, s in results.items() if m != "none"}
+    assert len(set(chosen.values())) == 3
+    # "auto" is forward selection for K <= 6 and highest weights above, as in LIME.
+    auto = explainer.set_params(feature_selection="auto").explain(rows)
+    assert [e.selected for e in auto] == results["forward_selection"]
+    assert auto[0].feature_selection == "forward_selection"
+    auto7 = explainer.set_params(n_features=7).explain(rows[:1])[0]
+    hw7 = explainer.set_params(feature_selection="highest_weights").explain(rows[:1])[0]
+    assert auto7.feature_selection == "highest_weights" and auto7.selected == hw7.selected
+
+
+def test_kernel_width(linear):
+    X, lr = linear
+    explainer = LimeExplainer(
+        lr, n_samples=300, n_features=4, feature_selection="none", random_state=0
+    ).fit(X)
+    default = explainer.explain(X[:1])[0]
+    assert default.kernel_width == pytest.approx(0.75 * math.sqrt(4))
+    narrow = explainer.set_params(kernel_width=0.3).explain(X[:1])[0]
+    assert narrow.kernel_width == 0.3
+    assert not np.allclose(default.weights, narrow.weights)
+    # A very wide kernel weights every sample equally: plain ridge on the samples.
+    flat = explainer.set_params(kernel_width=1e6).explain(X[:1])[0]
+    assert not np.allclose(flat.weights, default.weights)
+
+
+def test_text_kernel_width_changes_weights():
+    explainer = LimeExplainer(
+        word_score_model, n_samples=300, sampler=UnkSampler(), random_state=0
+    ).fit(CORPUS)
+    a = explainer.explain([TOY])[0]
+    b = explainer.set_params(kernel_width=5.0).explain([TOY])[0]
+    assert a.kernel_width == 25.0 and b.kernel_width == 5.0
+    assert not np.allclose(a.weights, b.weights)
+
+
+def test_random_state_and_n_jobs(linear):
+    X, lr = linear
+    rows = X[:6]
+    explainer = LimeExplainer(lr, n_samples=200, n_features=2, random_state=3).fit(X)
+    w1 = explainer.transform(rows)
+    np.testing.assert_array_equal(w1, explainer.transform(rows))
+    # Threads keep the test fast; the seeds are the same for any backend (processes too).
+    with joblib.parallel_config(backend="threading"):
+        np.testing.assert_array_equal(w1, explainer.set_params(n_jobs=2).transform(rows))
+    # A row's explanation does not depend on the batch it is explained in.
+    np.testing.assert_array_equal(w1[2:3], explainer.set_params(n_jobs=1).transform(rows[2:3]))
+    other = explainer.set_params(random_state=4).transform(rows)
+    assert not np.array_equal(w1, other)
+
+
+def test_target_class(linear):
+    X, lr = linear
+    explainer = LimeExplainer(lr, n_samples=200, n_features=2, random_state=0).fit(X)
+    predicted = lr.predict(X[:10])
+    assert [e.prediction for e in explainer.explain(X[:10])] == predicted.tolist()
+    explainer.set_params(target_class=1)
+    exps = explainer.explain(X[:10])
+    assert {e.prediction for e in exps} == {1}
+    np.testing.assert_allclose([e.class_probability for e in exps], lr.predict_proba(X[:10])[:, 1])
+    # y overrides target_class.
+    assert explainer.explain(X[:1], y=[0])[0].prediction == 0
+
+
+def test_verbose(linear, capsys):
+    X, lr = linear
+    LimeExplainer(lr, n_samples=50, n_features=2, verbose=1).fit(X).explain(X[:2])
+    assert capsys.readouterr().out.count("[skanchors] LIME") == 2
+
+
+# ----------------------------------------------------------------------------- data kinds
+def test_dataframe_with_categories_and_missing_values():
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "age": np.where(rng.random(n) < 0.1, np.nan, rng.uniform(0, 80, n)),
+            "sex": rng.choice(["female", "male"], n),
+            "fare": rng.exponential(30, n),
+        }
+    )
+
+    def model(df):
+        p = np.where(df["sex"] == "female", 0.8, 0.2) * np.where(df["age"] < 15, 1.2, 1.0)
+        p = np.clip(p, 0, 1)
+        return np.column_stack([1 - p, p])
+
+    explainer = LimeExplainer(model, n_samples=300, n_features=2, random_state=0).fit(frame)
+    rows = pd.concat([frame[frame["sex"] == "female"].head(2), frame[frame.age.isna()].head(1)])
+    exps = explainer.explain(rows)
+    assert all(e.as_list()[0][0].startswith("sex = ") for e in exps)
+    assert any("age is missing" in e.feature_names for e in exps)
+    W = explainer.transform(rows)
+    assert W.shape == (3, 3)
+    assert list(explainer.get_feature_names_out()) == ["age", "sex", "fare"]
+    assert np.all(np.abs(W[:, 1]) >= np.abs(W[:, 2]))
+    # Columns in another order are reordered; unknown columns are refused.
+    shuffled = explainer.explain(rows[["fare", "age", "sex"]])
+    np.testing.assert_array_equal(shuffled[0].weights, exps[0].weights)
+
+
+def test_text_default_sampler_and_transform():
+    explainer = LimeExplainer(word_score_model, n_samples=300, n_features=3, random_state=0)
+    explainer.fit(CORPUS)
+    assert isinstance(explainer.sampler_, CorpusSampler)
+    docs = [TOY, "nice nice food"]
+    Xt = explainer.transform(docs)
+    assert sparse.issparse(Xt) and Xt.shape == (2, len(explainer.sampler_.vocabulary_))
+    names = list(explainer.get_feature_names_out())
+    assert Xt[0, names.index("nice")] == max(Xt[0].toarray().ravel())
+    # A word twice in a document: unique names, weights summed into the vocabulary column.
+    exp = explainer.explain(["nice nice food"])[0]
+    assert exp.feature_names[:2] == ["nice[0]", "nice[1]"]
+    total = sum(exp.weights[j] for j in exp.selected if exp.features[j][0].value == "nice")
+    assert Xt[1, names.index("nice")] == pytest.approx(total)
+
+
+def test_text_deletion_sampler():
+    explainer = LimeExplainer(
+        word_score_model, n_samples=300, n_features=2, sampler=UnkSampler(token=None)
+    ).fit(CORPUS)
+    exp = explainer.set_params(random_state=0).explain([TOY])[0]
+    assert exp.as_list()[0][0] == "nice"
+
+
+# ------------------------------------------------------------------------------- results
+def test_explanation_round_trip_html_and_plot(linear):
+    X, lr = linear
+    exp = LimeExplainer(lr, n_samples=100, n_features=3, random_state=0).fit(X).explain(X[:1])[0]
+    again = LimeExplanation.from_json(exp.to_json())
+    assert again.as_list() == exp.as_list()
+    assert again.as_map() == exp.as_map()
+    json.loads(exp.to_json())
+    for attr in ("intercept", "score", "class_probability", "local_prediction", "wall_time"):
+        assert getattr(again, attr) == pytest.approx(getattr(exp, attr))
+    assert str(exp).startswith("LIME: P(") and "R^2" in str(exp)
+    assert set(exp.as_map()) <= {0, 1, 2, 3}
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = exp.plot()
+    assert len(ax.patches) == 3
+    assert [t.get_text() for t in ax.get_yticklabels()] == [n for n, _ in exp.as_list()]
+    plt.close("all")
+
+
+def test_html_is_escaped():
+    X = pd.DataFrame({"tag": ["<script>alert(1)</script>", "<b>"] * 20, "v": range(40)})
+
+    def model(df):
+        p = np.where(df["tag"] == "<b>", 0.9, 0.2)
+        return np.column_stack([1 - p, p])
+
+    exp = LimeExplainer(model, n_samples=50, n_features=1, random_state=0).fit(X).explain(X[:1])
+    out = exp[0]._repr_html_()
+    assert "<script>" not in out and "&lt;script&gt;" in out
+
+
+# ---------------------------------------------------------------------------------- errors
+def test_errors(linear):
+    X, lr = linear
+    with pytest.raises(NotFittedError):
+        LimeExplainer(lr).explain(X[:1])
+    with pytest.raises(InvalidParameterError, match="n_features"):
+        LimeExplainer(lr, n_features=0).fit(X)
+    with pytest.raises(InvalidParameterError, match="feature_selection"):
+        LimeExplainer(lr, feature_selection="lars").fit(X)
+    with pytest.raises(InvalidParameterError, match="kernel_width"):
+        LimeExplainer(lr, kernel_width=0).fit(X)
+    with pytest.raises(InvalidParameterError, match="estimator"):
+        LimeExplainer(object()).fit(X)
+    fitted = LimeExplainer(lr, n_samples=20).fit(X)
+    with pytest.raises(ValueError, match="4 features"):
+        fitted.explain(X[:1, :3])
+    with pytest.raises(ValueError, match="y has 2 entries"):
+        fitted.explain(X[:1], y=[0, 1])
+    with pytest.raises(ValueError, match="y contains 'spam'"):
+        fitted.explain(X[:1], y=["spam"])
+    with pytest.raises(ValueError, match="target_class 7"):
+        fitted.set_params(target_class=7).explain(X[:1])
+    with pytest.raises(ValueError, match="custom sampler"):
+        LimeExplainer(lr, sampler=UnkSampler(), discretizer="decile").fit(CORPUS)
+
+
+def test_errors_dataframe_and_text():
+    frame = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) % 3})
+    fitted = LimeExplainer(first_feature_model, n_samples=20).fit(frame)
+    with pytest.raises(ValueError, match="different columns"):
+        fitted.explain(frame.rename(columns={"b": "c"}))
+    text = LimeExplainer(word_score_model, n_samples=20).fit(CORPUS)
+    with pytest.raises(ValueError, match=r"X\[1\] has no words"):
+        text.explain(["nice", "  "])
+    with pytest.raises(TypeError, match="single string"):
+        text.explain(TOY)
+    with pytest.raises(ValueError, match="single string"):
+        LimeExplainer(word_score_model).fit(TOY)
+
+
+def test_model_without_predict_proba_is_refused():
+    class Hard:
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    with pytest.raises(InvalidParameterError, match="estimator"):
+        LimeExplainer(Hard()).fit(np.zeros((5, 2)))
+
+
+def test_clone_shares_the_model(linear):
+    from sklearn.base import clone
+
+    X, lr = linear
+    explainer = LimeExplainer(lr, n_samples=30)
+    assert clone(explainer).estimator is lr
+
+
+# ---------------------------------------------------------------------- sklearn checks
+@parametrize_with_checks(
+    [LimeExplainer(first_feature_model, n_samples=20, n_features=2, random_state=0)]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_masked_lm_sampler(hf):
+    from skanchors.samplers import MaskedLMSampler
+
+    sampler = MaskedLMSampler(hf["bert_mlm"], top_k=5, batch_size=32)
+    explainer = LimeExplainer(
+        word_score_model, n_samples=100, n_features=2, sampler=sampler, random_state=0
+    ).fit(CORPUS)
+    exp = explainer.explain([TOY])[0]
+    assert exp.n_samples == 100 and exp.n_rows_predicted == 101
+    assert exp.as_list()[0][0] == "nice"
+
+
+def test_huge_batches_are_chunked(linear, monkeypatch):
+    import skanchors.lime as lime_module
+
+    X, lr = linear
+    explainer = LimeExplainer(lr, n_samples=250, n_features=2, random_state=0).fit(X)
+    one = explainer.explain(X[:1])[0]
+    monkeypatch.setattr(lime_module, "_MAX_ROWS_PER_CALL", 100)
+    chunked = explainer.explain(X[:1])[0]
+    assert (one.n_model_calls, chunked.n_model_calls) == (1, 3)
+    assert chunked.n_rows_predicted == 251
+    np.testing.assert_allclose(chunked.weights, one.weights)
