@@ -144,7 +144,9 @@ class Anchor:
     examples_hold, examples_fail : DataFrame, ndarray or list
         Perturbations covered by the rule on which the prediction holds / changes.
     n_model_calls, n_rows_predicted : int
-        True number of calls to the model and of rows it predicted for this explanation.
+        True number of calls to the model and of rows it predicted while searching for this
+        anchor. On top of these, ``explain`` predicts the rows it is given (one call for all
+        of them) to learn the classes to anchor.
     wall_time : float
         Seconds spent.
     instance : object

@@ -1,0 +1,1015 @@
+"""Tabular anchors: skanchors against alibi and anchor-exp, side by side, in one run.
+
+Run it in the benchmark's own virtualenv (``bash bench/setup_peers.sh``), which holds the two
+older packages next to an editable skanchors::
+
+    bench/.venv/bin/python bench/tabular.py                 # full run, writes results_tabular.*
+    bench/.venv/bin/python bench/tabular.py --quick         # smoke run, writes nothing
+    bench/.venv/bin/python bench/tabular.py --only alibi,anchor-exp
+    bench/.venv/bin/python bench/tabular.py --selftest      # rule-parser checks only
+
+Every package explains the same test rows of the same numeric matrix with the same model, whose
+``predict``/``predict_proba`` go through one counting wrapper, so model calls and rows predicted
+are counted the same way for all. Each anchor is then applied as a rule to the held-out test rows
+(precision against the model's predictions, coverage) so the packages are judged by one measure
+rather than by their own estimates.
+"""
+
+from __future__ import annotations
+
+import os
+
+# One thread everywhere: the timings compare algorithms, not BLAS/OpenMP thread pools.
+for _var in (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import importlib.metadata  # noqa: E402
+import json  # noqa: E402
+import logging  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import shlex  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+SHARED_DATA = Path("/work/shared/data")
+
+THRESHOLD = 0.95
+DELTA = 0.1
+EPSILON = 0.15  # alibi and anchor-exp call it tau
+BATCH_SIZE = 100
+DISC_PERC = (25, 50, 75)  # alibi's setting; anchor-exp's quartile discretizer uses the same
+SEED = 0
+MISSING = "NaN"  # name of the category that a missing categorical value becomes
+
+PACKAGES = ("alibi", "anchor-exp", "skanchors")
+
+
+# --------------------------------------------------------------------------------------------
+# data
+
+
+def _read_shared(name):
+    """Fallback when skanchors.datasets is not importable: read the shared files directly."""
+    if name == "adult":
+        cols = [
+            "age",
+            "workclass",
+            "fnlwgt",
+            "education",
+            "education-num",
+            "marital-status",
+            "occupation",
+            "relationship",
+            "race",
+            "sex",
+            "capital-gain",
+            "capital-loss",
+            "hours-per-week",
+            "native-country",
+        ]
+        frame = pd.read_csv(
+            SHARED_DATA / "adult.data",
+            header=None,
+            names=[*cols, "income"],
+            skipinitialspace=True,
+            na_values=["?"],
+            keep_default_na=False,
+        )
+        y = (frame["income"].str.strip() == ">50K").astype(int).to_numpy()
+        return frame[cols], y
+    cols = ["Pclass", "Sex", "Age", "SibSp", "Parch", "Fare", "Embarked"]
+    frame = pd.read_csv(SHARED_DATA / "titanic.csv", keep_default_na=False, na_values=[""])
+    return frame[cols], frame["Survived"].to_numpy()
+
+
+def load_raw(name):
+    try:
+        from skanchors.datasets import load_adult, load_titanic
+
+        loader = load_adult if name == "adult" else load_titanic
+        X, y = loader(return_X_y=True, as_frame=True)
+        return X, np.asarray(y), "skanchors.datasets"
+    except ImportError:
+        X, y = _read_shared(name)
+        return X, y, str(SHARED_DATA)
+
+
+def prepare(name):
+    """Encode a raw frame into the one float matrix that all three packages see."""
+    raw, y, source = load_raw(name)
+    columns = []
+    categorical_names = {}
+    for j, col in enumerate(raw.columns):
+        s = raw[col]
+        if isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object:
+            cats = sorted(str(v) for v in s.dropna().unique())
+            codes = pd.Categorical(s.astype("string").astype(object), categories=cats).codes
+            codes = codes.astype(float)
+            if (codes < 0).any():  # NaN -> its own code, one past the last category
+                codes[codes < 0] = len(cats)
+                cats = [*cats, MISSING]
+            categorical_names[j] = cats
+            columns.append(codes)
+        else:
+            v = s.to_numpy(dtype=float)
+            columns.append(np.where(np.isnan(v), np.nanmedian(v), v))  # anchor-exp cannot do NaN
+    X = np.column_stack(columns).astype(float)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=SEED)
+    feature_names = [str(c) for c in raw.columns]
+    numeric = [j for j in range(X.shape[1]) if j not in categorical_names]
+    # Bin edges of the peers' quartile discretizers: used to undo their "%.2f" rounding.
+    edges = {j: np.unique(np.percentile(X_train[:, j], DISC_PERC)) for j in numeric}
+    return {
+        "name": name,
+        "source": source,
+        "X_train": X_train,
+        "X_test": X_test,
+        "y_train": y_train,
+        "y_test": y_test,
+        "feature_names": feature_names,
+        "categorical_names": categorical_names,
+        "categorical": sorted(categorical_names),
+        "edges": edges,
+        "class_names": ["0", "1"] if name == "titanic" else ["<=50K", ">50K"],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# model wrapper
+
+
+class CountingModel:
+    """The model as all three packages see it; counts calls and rows predicted."""
+
+    def __init__(self, model):
+        self.model = model
+        self.reset()
+
+    def reset(self):
+        self.calls = 0
+        self.rows = 0
+        self.seconds = 0.0  # time spent inside the model
+
+    def _run(self, method, X):
+        self.calls += 1
+        self.rows += int(np.shape(X)[0])
+        t0 = time.perf_counter()
+        out = method(np.asarray(X, dtype=float))
+        self.seconds += time.perf_counter() - t0
+        return out
+
+    def predict(self, X):
+        return self._run(self.model.predict, X)
+
+    def predict_proba(self, X):
+        return self._run(self.model.predict_proba, X)
+
+
+# --------------------------------------------------------------------------------------------
+# parsing the peers' anchor strings into rules
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf"
+
+
+def _snap(value, edges):
+    """Map a number printed with '%.2f' back to the discretizer's exact bin edge."""
+    if edges is None or len(edges) == 0:
+        return value
+    k = int(np.argmin(np.abs(edges - value)))
+    return float(edges[k]) if abs(edges[k] - value) <= 0.0051 else value
+
+
+def parse_predicate(text, feature_names, categorical_names, edges=None):
+    """Parse one condition as printed by alibi or anchor-exp.
+
+    Returns a list of ``(feature_index, op, value)`` with op in ``{"==", "<=", ">"}``; a range
+    ``'a < F <= b'`` gives two conditions. Categorical values become their integer code.
+    """
+    text = text.strip()
+    edges = edges or {}
+    index = {n: j for j, n in enumerate(feature_names)}
+    m = re.fullmatch(rf"({_NUM}) < (.+) <= ({_NUM})", text)
+    if m and m.group(2) in index:
+        j = index[m.group(2)]
+        lo, hi = (_snap(float(m.group(k)), edges.get(j)) for k in (1, 3))
+        return [(j, ">", lo), (j, "<=", hi)]
+    m = re.fullmatch(rf"(.+) (<=|>) ({_NUM})", text)
+    if m and m.group(1) in index:
+        j = index[m.group(1)]
+        return [(j, m.group(2), _snap(float(m.group(3)), edges.get(j)))]
+    for name in sorted(index, key=len, reverse=True):  # longest first: names may share prefixes
+        if text.startswith(name + " = "):
+            j, value = index[name], text[len(name) + 3 :]
+            if j in categorical_names:
+                return [(j, "==", float(categorical_names[j].index(value)))]
+            return [(j, "==", float(value))]
+    # A category whose name contains '<' or '>' is printed alone, without "F = ".
+    hits = [
+        (j, v) for j, names in categorical_names.items() for v, n in enumerate(names) if n == text
+    ]
+    if len(hits) == 1:
+        return [(hits[0][0], "==", float(hits[0][1]))]
+    raise ValueError(f"cannot parse anchor condition {text!r}")
+
+
+def rule_mask(conditions, X):
+    mask = np.ones(X.shape[0], dtype=bool)
+    for j, op, v in conditions:
+        col = X[:, j]
+        if op == "==":
+            mask &= col == v
+        elif op == "<=":
+            mask &= col <= v
+        elif op == ">":
+            mask &= col > v
+        else:  # pragma: no cover
+            raise ValueError(op)
+    return mask
+
+
+def selftest():
+    names = ["Age", "Sex", "hours-per-week", "hours", "Fare"]
+    cats = {1: ["Female", "Male", MISSING]}
+    edges = {4: np.array([7.9104, 14.4542, 31.0])}
+    P = parse_predicate  # noqa: N806
+    assert P("Age <= 37.00", names, cats) == [(0, "<=", 37.0)]
+    assert P("28.00 < Age <= 37.00", names, cats) == [(0, ">", 28.0), (0, "<=", 37.0)]
+    assert P("Age > 48.00", names, cats) == [(0, ">", 48.0)]
+    assert P("Sex = Male", names, cats) == [(1, "==", 1.0)]
+    assert P("Sex = NaN", names, cats) == [(1, "==", 2.0)]
+    assert P("hours-per-week > 45.00", names, cats) == [(2, ">", 45.0)]
+    assert P("hours > -1.50", names, cats) == [(3, ">", -1.5)]
+    assert P("Fare <= 7.91", names, cats, edges) == [(4, "<=", 7.9104)]
+    assert P("7.91 < Fare <= 14.45", names, cats, edges) == [(4, ">", 7.9104), (4, "<=", 14.4542)]
+    assert P("Fare > 99.00", names, cats, edges) == [(4, ">", 99.0)]  # far from an edge: kept
+    try:
+        P("Height <= 3.00", names, cats)
+    except ValueError:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("unknown feature parsed")
+    X = np.array([[30.0, 1, 40, 0, 7.9104], [40.0, 0, 50, 0, 8.0], [25.0, 1, 20, 0, 50.0]])
+    cond = P("28.00 < Age <= 37.00", names, cats) + P("Sex = Male", names, cats)
+    assert rule_mask(cond, X).tolist() == [True, False, False]
+    assert rule_mask(P("Fare <= 7.91", names, cats, edges), X).tolist() == [True, False, False]
+    assert rule_mask([], X).all()
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# one explanation per package
+
+
+class ExplainTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise ExplainTimeout
+
+
+class PeerAnchor:
+    """A peer's anchor reduced to what the benchmark needs."""
+
+    def __init__(self, names, conditions, valid, precision, coverage):
+        self.names = list(names)
+        self.conditions = conditions
+        self.valid = bool(valid)
+        self.precision = float(precision)
+        self.coverage = float(coverage)
+
+
+def make_alibi(data, model, beam_size):
+    from alibi.explainers import AnchorTabular
+
+    logging.getLogger("alibi").setLevel(logging.ERROR)
+    t0 = time.perf_counter()
+    explainer = AnchorTabular(
+        model.predict,
+        feature_names=data["feature_names"],
+        categorical_names=data["categorical_names"],
+        dtype=np.float64,  # the model was trained on float64; alibi's default is float32
+        seed=SEED,
+    )
+    explainer.fit(data["X_train"], disc_perc=DISC_PERC)
+    fit_time = time.perf_counter() - t0
+    kwargs = {"beam_size": beam_size} if beam_size is not None else {}
+
+    def explain(row):
+        exp = explainer.explain(
+            row,
+            threshold=THRESHOLD,
+            delta=DELTA,
+            tau=EPSILON,
+            batch_size=BATCH_SIZE,
+            **kwargs,
+        )
+        names = list(exp.anchor)
+        return PeerAnchor(
+            names,
+            None,
+            exp.raw["success"],
+            exp.precision,
+            exp.coverage,
+        )
+
+    return explain, fit_time
+
+
+class _FallbackDetector:
+    """anchor-exp has no "found an anchor" flag. Its only KL-LUCB call without ``verbose_every``
+    is the one in the "could not find an anchor" fallback, so a wrapper around ``lucb`` tells."""
+
+    fallback = False
+    installed = False
+
+    @classmethod
+    def install(cls):
+        if cls.installed:
+            return
+        from anchor.anchor_base import AnchorBaseBeam
+
+        original = AnchorBaseBeam.lucb
+
+        def lucb(*args, **kwargs):
+            if "verbose_every" not in kwargs:
+                cls.fallback = True
+            return original(*args, **kwargs)
+
+        AnchorBaseBeam.lucb = staticmethod(lucb)
+        cls.installed = True
+
+
+def make_anchor_exp(data, model, beam_size):
+    from anchor import anchor_base, anchor_explanation, anchor_tabular
+
+    _FallbackDetector.install()
+    t0 = time.perf_counter()
+    explainer = anchor_tabular.AnchorTabularExplainer(
+        data["class_names"],
+        data["feature_names"],
+        data["X_train"],
+        data["categorical_names"],
+    )
+    fit_time = time.perf_counter() - t0
+
+    def run(row):
+        if beam_size is None:
+            # The documented call. Its ``beam_size=4`` parameter is never passed on to the
+            # search (anchor_base's default beam_size=1 is used), so it is not set here.
+            return explainer.explain_instance(
+                row,
+                model.predict,
+                threshold=THRESHOLD,
+                delta=DELTA,
+                tau=EPSILON,
+                batch_size=BATCH_SIZE,
+            )
+        # explain_instance swallows beam_size, so the only way to get a wider beam is to do
+        # what it does with the search called directly.
+        sample_fn, mapping = explainer.get_sample_fn(row, model.predict)
+        exp = anchor_base.AnchorBaseBeam.anchor_beam(
+            sample_fn,
+            delta=DELTA,
+            epsilon=EPSILON,
+            batch_size=BATCH_SIZE,
+            desired_confidence=THRESHOLD,
+            max_anchor_size=None,
+            beam_size=beam_size,
+        )
+        explainer.add_names_to_exp(row, exp, mapping)
+        exp["instance"] = row
+        exp["prediction"] = model.predict(row.reshape(1, -1))[0]
+        return anchor_explanation.AnchorExplanation("tabular", exp, explainer.as_html)
+
+    def explain(row):
+        _FallbackDetector.fallback = False
+        exp = run(row)
+        return PeerAnchor(
+            exp.names(),
+            None,
+            not _FallbackDetector.fallback,
+            exp.precision(),
+            exp.coverage(),
+        )
+
+    return explain, fit_time
+
+
+def make_skanchors(data, model, beam_size):
+    from skanchors import AnchorExplainer
+
+    kwargs = {"beam_size": beam_size} if beam_size is not None else {}
+    t0 = time.perf_counter()
+    explainer = AnchorExplainer(
+        model.predict_proba,
+        threshold=THRESHOLD,
+        delta=DELTA,
+        epsilon=EPSILON,
+        batch_size=BATCH_SIZE,
+        categorical_features=data["categorical"],
+        random_state=SEED,
+        **kwargs,
+    ).fit(data["X_train"])
+    fit_time = time.perf_counter() - t0
+
+    def explain(row):
+        return explainer.explain(row.reshape(1, -1))[0]
+
+    explain.explainer = explainer
+    return explain, fit_time
+
+
+# --------------------------------------------------------------------------------------------
+# running one cell (data set x model x package configuration)
+
+
+def _column_index(p):
+    """Column of a skanchors predicate on an array (``feature`` is an index or "x<j>")."""
+    if isinstance(p.feature, (int, np.integer)):
+        return int(p.feature)
+    pos = getattr(p, "position", None)
+    return int(pos) if pos is not None else None
+
+
+def _predicate_str(p, data):
+    """skanchors predicates on an array name columns by index: print them with the names."""
+    j, op, v = _column_index(p), p.op, p.value
+    if j is None:
+        return str(p)
+    name = data["feature_names"][j]
+    cats = data["categorical_names"].get(int(j))
+    if op == "==" and cats is not None and float(v).is_integer() and 0 <= v < len(cats):
+        return f"{name} = {cats[int(v)]}"
+    return f"{name} {'=' if op == '==' else op} {v:.6g}" if v is not None else f"{name} {op}"
+
+
+def held_out(mask, test_pred, label):
+    coverage = float(mask.mean())
+    precision = float((test_pred[mask] == label).mean()) if mask.any() else math.nan
+    return precision, coverage
+
+
+def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
+    """Explain the rows one at a time until done or over budget; returns a result dict."""
+    makers = {"alibi": make_alibi, "anchor-exp": make_anchor_exp, "skanchors": make_skanchors}
+    X_test = data["X_test"]
+    model.reset()
+    explain, fit_time = makers[package](data, model, beam_size)
+    fit_calls, fit_rows = model.calls, model.rows
+    per_row = []
+    started = time.perf_counter()
+    stopped = None
+    for k, i in enumerate(rows_idx):
+        elapsed = time.perf_counter() - started
+        if elapsed > budget:
+            stopped = f"budget {budget:g} s spent after {k} rows"
+            break
+        row = X_test[i].copy()
+        label = test_pred[i]
+        others = np.ones(len(X_test), dtype=bool)
+        others[i] = False
+        np.random.seed(SEED)  # noqa: NPY002 -- the peers draw from numpy's global RNG
+        model.reset()
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, max(budget - elapsed, 1.0))
+        t0 = time.perf_counter()
+        try:
+            anchor = explain(row)
+        except ExplainTimeout:
+            stopped = f"budget {budget:g} s ran out inside row {k}"
+            break
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        seconds = time.perf_counter() - t0
+        rec = {
+            "test_index": int(i),
+            "seconds": seconds,
+            "model_seconds": model.seconds,
+            "calls": model.calls,
+            "rows": model.rows,
+        }
+        if package == "skanchors":
+            mask_all = np.asarray(anchor.covers(X_test), dtype=bool)
+            own = bool(mask_all[i])
+            predicted = anchor.prediction
+            vacuous = [
+                _predicate_str(p, data)
+                for p in anchor.predicates
+                if np.all(p.evaluate(data["X_train"]))
+            ]
+            rec.update(
+                anchor=[_predicate_str(p, data) for p in anchor.predicates],
+                length=len(anchor.predicates),
+                n_conditions=len(anchor.predicates),
+                n_features=len({(_column_index(p), p.feature) for p in anchor.predicates}),
+                valid=bool(anchor.is_anchor),
+                own_precision=float(anchor.precision),
+                own_coverage=float(anchor.coverage),
+                self_reported_calls=int(anchor.n_model_calls),
+                self_reported_rows=int(anchor.n_rows_predicted),
+                self_reported_seconds=float(anchor.wall_time),
+                prediction=_jsonable(predicted),
+            )
+            if np.asarray(predicted).item() != label:
+                rec["prediction_mismatch"] = True
+        else:
+            conditions, vacuous = [], []
+            for name in anchor.names:
+                cond = parse_predicate(
+                    name, data["feature_names"], data["categorical_names"], data["edges"]
+                )
+                if rule_mask(cond, data["X_train"]).all():
+                    vacuous.append(name)
+                conditions += cond
+            mask_all = rule_mask(conditions, X_test)
+            own = bool(mask_all[i])
+            rec.update(
+                anchor=anchor.names,
+                length=len(anchor.names),
+                n_conditions=len(conditions),
+                n_features=len({c[0] for c in conditions}),
+                valid=anchor.valid,
+                own_precision=anchor.precision,
+                own_coverage=anchor.coverage,
+            )
+        precision, coverage = held_out(mask_all[others], test_pred[others], label)
+        # A condition true on every training row (e.g. "Pclass <= 3") adds length, not meaning.
+        rec.update(
+            covers_own_row=own,
+            vacuous_conditions=vacuous,
+            heldout_precision=precision,
+            heldout_coverage=coverage,
+        )
+        per_row.append(rec)
+    result = {
+        "package": package,
+        "beam_size": beam_size,
+        "fit_seconds": fit_time,
+        "fit_model_calls": fit_calls,
+        "fit_model_rows": fit_rows,
+        "rows_requested": len(rows_idx),
+        "rows_done": len(per_row),
+        "stopped": stopped,
+        "per_row": per_row,
+    }
+    if package == "skanchors" and len(per_row) == len(rows_idx):
+        # The same rows in one call: what a user explaining many rows gets.
+        model.reset()
+        t0 = time.perf_counter()
+        anchors = explain.explainer.explain(X_test[rows_idx])
+        result["batch_seconds"] = time.perf_counter() - t0
+        result["batch_calls"] = model.calls
+        result["batch_rows"] = model.rows
+        result["batch_n_anchors"] = len(anchors)
+        # ... and spread over both cores (joblib processes; results are identical).
+        explain.explainer.set_params(n_jobs=2)
+        t0 = time.perf_counter()
+        explain.explainer.explain(X_test[rows_idx])
+        result["batch_seconds_2jobs"] = time.perf_counter() - t0
+        explain.explainer.set_params(n_jobs=None)
+    result.update(summarise(per_row))
+    return result
+
+
+def _jsonable(v):
+    v = np.asarray(v)
+    return v.item() if v.size == 1 else v.tolist()
+
+
+def summarise(per_row):
+    if not per_row:
+        return {}
+    sec = np.array([r["seconds"] for r in per_row])
+    prec = np.array([r["heldout_precision"] for r in per_row], dtype=float)
+    return {
+        "median_seconds": float(np.median(sec)),
+        "mean_seconds": float(np.mean(sec)),
+        "model_seconds": float(np.mean([r["model_seconds"] for r in per_row])),
+        "calls_per_expl": float(np.mean([r["calls"] for r in per_row])),
+        "rows_per_expl": float(np.mean([r["rows"] for r in per_row])),
+        "mean_length": float(np.mean([r["length"] for r in per_row])),
+        "mean_conditions": float(np.mean([r["n_conditions"] for r in per_row])),
+        "mean_features": float(np.mean([r["n_features"] for r in per_row])),
+        "valid_fraction": float(np.mean([r["valid"] for r in per_row])),
+        "heldout_precision": float(np.nanmean(prec)) if np.isfinite(prec).any() else math.nan,
+        "heldout_coverage": float(np.mean([r["heldout_coverage"] for r in per_row])),
+        "empty_coverage": int(np.isnan(prec).sum()),
+        "not_covering_own_row": int(sum(not r["covers_own_row"] for r in per_row)),
+        "vacuous_conditions": int(sum(len(r["vacuous_conditions"]) for r in per_row)),
+        "total_conditions": int(sum(r["length"] for r in per_row)),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# report
+
+
+def versions():
+    out = {"python": platform.python_version()}
+    for dist in ("numpy", "scipy", "scikit-learn", "pandas", "alibi", "anchor-exp", "lime"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = None
+    try:
+        out["skanchors"] = importlib.metadata.version("skanchors")
+    except importlib.metadata.PackageNotFoundError:
+        out["skanchors"] = None
+    # The library moves fast: say which commit (and whether the tree had local changes).
+    try:
+        repo = HERE.parent
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        out["skanchors commit"] = head + (" + local changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return out
+
+
+def machine():
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "threads": os.environ.get("OMP_NUM_THREADS"),
+        "load average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
+def _fmt(v, spec=".3g"):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return format(v, spec)
+
+
+def label(res):
+    b = res["beam_size"]
+    if res["package"] == "anchor-exp" and b is not None:
+        return f"anchor-exp (beam {b}, search called directly)"
+    return f"{res['package']} (beam {'default' if b is None else b})"
+
+
+def table(results):
+    head = (
+        "| data | model | package | rows | median s | mean s | model s | time ratio | calls/expl "
+        "| rows/expl | rows ratio | length | features | valid | held-out prec | held-out cov "
+        "| empty cov |"
+    )
+    ncol = 17
+    lines = [head, "|" + "---|" * ncol]
+    for cell in results:
+        sk = next(
+            (r for r in cell["packages"] if r["package"] == "skanchors" and r.get("rows_done")),
+            None,
+        )
+        for r in cell["packages"]:
+            if "error" in r:
+                lines.append(
+                    f"| {cell['data']} | {cell['model']} | {label(r)} | error: "
+                    f"{r['error'].splitlines()[-1][:60]} |" + " |" * (ncol - 4)
+                )
+                continue
+            if not r.get("rows_done"):
+                lines.append(
+                    f"| {cell['data']} | {cell['model']} | {label(r)} "
+                    f"| 0/{r['rows_requested']} |" + " |" * (ncol - 4)
+                )
+                continue
+            t_ratio = r_ratio = None
+            if sk is not None and r is not sk:
+                t_ratio = r["median_seconds"] / sk["median_seconds"]
+                r_ratio = r["rows_per_expl"] / sk["rows_per_expl"]
+            rows_done = f"{r['rows_done']}/{r['rows_requested']}"
+            lines.append(
+                f"| {cell['data']} | {cell['model']} | {label(r)} | {rows_done} "
+                f"| {_fmt(r['median_seconds'])} | {_fmt(r['mean_seconds'])} "
+                f"| {_fmt(r['model_seconds'])} "
+                f"| {_fmt(t_ratio, '.1f')} | {_fmt(r['calls_per_expl'], '.0f')} "
+                f"| {_fmt(r['rows_per_expl'], '.0f')} | {_fmt(r_ratio, '.1f')} "
+                f"| {_fmt(r['mean_length'], '.2f')} | {_fmt(r['mean_features'], '.2f')} "
+                f"| {_fmt(r['valid_fraction'], '.2f')} "
+                f"| {_fmt(r['heldout_precision'], '.3f')} | {_fmt(r['heldout_coverage'], '.3f')} "
+                f"| {r['empty_coverage']} |"
+            )
+    return "\n".join(lines)
+
+
+def skanchors_batch_lines(results):
+    out = []
+    for cell in results:
+        for r in cell["packages"]:
+            if r["package"] == "skanchors" and "batch_seconds" in r:
+                n = r["rows_requested"]
+                out.append(
+                    f"- {cell['data']} / {cell['model']}: one `explain` call over {n} rows took "
+                    f"{r['batch_seconds']:.3g} s ({r['batch_seconds'] / n:.3g} s per row), "
+                    f"{r['batch_calls']} model calls, {r['batch_rows']} rows predicted "
+                    f"(one row at a time: {sum(x['seconds'] for x in r['per_row']):.3g} s); "
+                    f"with n_jobs=2: {r.get('batch_seconds_2jobs', float('nan')):.3g} s."
+                )
+    return out
+
+
+def checks(results):
+    """Things that should be true whatever the package; printed so they are seen."""
+    out = []
+    for cell in results:
+        for r in cell["packages"]:
+            where = f"{cell['data']} / {cell['model']} / {label(r)}"
+            if r.get("stopped"):
+                out.append(f"- {where}: stopped early, {r['stopped']}")
+            if not r.get("rows_done"):
+                continue
+            if r["not_covering_own_row"]:
+                out.append(f"- {where}: {r['not_covering_own_row']} anchors miss their own row")
+            if r["vacuous_conditions"]:
+                seen = sorted({c for x in r["per_row"] for c in x["vacuous_conditions"]})
+                out.append(
+                    f"- {where}: {r['vacuous_conditions']} of {r['total_conditions']} printed "
+                    f"conditions hold on every training row: "
+                    + ", ".join(f"`{c}`" for c in seen[:3])
+                )
+            if r["package"] == "skanchors":
+                bad = [
+                    x
+                    for x in r["per_row"]
+                    if x["self_reported_calls"] != x["calls"]
+                    or x["self_reported_rows"] != x["rows"]
+                ]
+                if bad:
+                    out.append(
+                        f"- {where}: self-reported model calls/rows differ from the counting "
+                        f"wrapper on {len(bad)} rows (e.g. reported {bad[0]['self_reported_calls']}"
+                        f"/{bad[0]['self_reported_rows']}, counted {bad[0]['calls']}"
+                        f"/{bad[0]['rows']})"
+                    )
+                mism = sum(bool(x.get("prediction_mismatch")) for x in r["per_row"])
+                if mism:
+                    out.append(f"- {where}: `prediction` differs from the model on {mism} rows")
+    return out
+
+
+def write_report(path, results, args, settings, started, elapsed):
+    tab = table(results)
+    lines = [
+        "# Tabular anchors: skanchors vs alibi vs anchor-exp",
+        "",
+        f"Date: {started:%Y-%m-%d %H:%M} UTC; total run time {elapsed / 60:.1f} min.",
+        "",
+        "Command:",
+        "",
+        "```",
+        settings["command"],
+        "```",
+        "",
+        tab,
+        "",
+        "Columns: seconds per explanation (one row per call, fit excluded); *model s* = mean "
+        "seconds of it spent inside the model; *time ratio* = "
+        "package median time / skanchors median time; model calls and rows predicted per "
+        "explanation as counted by one wrapper around the model; *rows ratio* = package rows / "
+        "skanchors rows; *length* = number of conditions as the package prints them (alibi and "
+        "anchor-exp print a two-sided bin `a < x <= b` as one); *features* = distinct features in "
+        "the anchor; *valid* = fraction for which the "
+        "package says it found an anchor (alibi `raw['success']`, anchor-exp: the search did not "
+        "fall back to 'best of each size', skanchors `is_anchor`); *held-out prec/cov* = the "
+        "anchor applied as a rule to the other test rows: coverage = fraction covered, precision "
+        "= fraction of covered rows where the model predicts the explained row's class (mean "
+        "over anchors with non-empty coverage); *empty cov* = anchors covering no held-out row.",
+        "",
+        f"Settings: threshold {THRESHOLD}, delta {DELTA}, epsilon/tau {EPSILON}, batch size "
+        f"{BATCH_SIZE}; alibi `disc_perc={DISC_PERC}`, anchor-exp quartile discretizer; "
+        f"models RandomForestClassifier(n_estimators=100, random_state=0) and "
+        f"GradientBoostingClassifier(random_state=0) on a 70/30 split (random_state=0); "
+        f"{settings['n_rows']} test rows per data/model, the same for every package; budget "
+        f"{settings['budget']:.0f} s per package/data/model. `np.random.seed(0)` before each "
+        "peer explanation; skanchors `random_state=0`.",
+        "",
+    ]
+    load = float(settings["machine"]["load average at start"].split()[0])
+    if load > 0.5 * (os.cpu_count() or 1):
+        lines += [
+            f"Note: the 1-minute load average was {load:.2f} on {os.cpu_count()} cores when the "
+            "run started: other processes shared the CPU, so the seconds are noisy (rerun to "
+            "compare them); calls, rows and anchors are deterministic.",
+            "",
+        ]
+    batch = skanchors_batch_lines(results)
+    if batch:
+        lines += ["skanchors explaining all rows in one call:", "", *batch, ""]
+    chk = checks(results)
+    lines += ["Checks:", "", *(chk or ["- all anchors cover their own row; nothing to flag"]), ""]
+    errors = [(c, r) for c in results for r in c["packages"] if "error" in r]
+    for c, r in errors:
+        lines += [
+            f"Error in {c['data']} / {c['model']} / {label(r)}:",
+            "",
+            "```",
+            r["error"],
+            "```",
+        ]
+    lines += [
+        "Data: " + ", ".join(f"{k} from {v}" for k, v in settings["data_sources"].items()) + ".",
+        "",
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in settings["machine"].items()),
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in settings["versions"].items()),
+        "",
+    ]
+    path.with_suffix(".md").write_text("\n".join(lines))
+    payload = {"settings": settings, "results": results}
+    path.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=_json_default))
+    return tab
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def configurations(only):
+    """(package, beam_size) pairs; beam_size None means the package's own default."""
+    out = []
+    if "alibi" in only:
+        out += [("alibi", None), ("alibi", 2)]  # alibi's default beam_size is 1
+    if "anchor-exp" in only:
+        # explain_instance's default beam_size=4 is ignored (the search runs with beam 1);
+        # beam 2 needs the search called directly.
+        out += [("anchor-exp", None), ("anchor-exp", 2)]
+    if "skanchors" in only:
+        out += [("skanchors", 1), ("skanchors", 2)]  # skanchors' default beam_size is 2
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-rows", type=int, default=20, help="test rows per data/model")
+    parser.add_argument(
+        "--budget", type=float, default=300.0, help="seconds per package/data/model"
+    )
+    parser.add_argument("--only", default=",".join(PACKAGES), help="comma-separated packages")
+    parser.add_argument("--datasets", default=None, help="default adult,titanic")
+    parser.add_argument("--models", default=None, help="default rf,gb")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 3 rows, Adult RF unless chosen"
+    )
+    parser.add_argument(
+        "--output",
+        default=None,
+        help="path prefix for .md/.json (default bench/results_tabular; none with --quick)",
+    )
+    parser.add_argument("--selftest", action="store_true", help="check the rule parser and exit")
+    args = parser.parse_args(argv)
+
+    selftest()
+    if args.selftest:
+        print("selftest passed")
+        return 0
+
+    only = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = set(only) - set(PACKAGES)
+    if unknown:
+        parser.error(f"unknown packages {sorted(unknown)}; choose from {PACKAGES}")
+    datasets = (args.datasets or ("adult" if args.quick else "adult,titanic")).split(",")
+    models = (args.models or ("rf" if args.quick else "rf,gb")).split(",")
+    n_rows = min(args.n_rows, 3) if args.quick else args.n_rows
+    output = args.output
+    if output is None and not args.quick:
+        output = str(HERE / "results_tabular")
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message="Row .*no rule reached precision")  # skanchors
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load_at_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    t_start = time.perf_counter()
+    results = []
+    sources = {}
+    for dname in datasets:
+        data = prepare(dname)
+        sources[dname] = data["source"]
+        rng = np.random.default_rng(SEED)
+        rows_idx = np.sort(rng.choice(len(data["X_test"]), size=n_rows, replace=False))
+        for mname in models:
+            est = (
+                RandomForestClassifier(n_estimators=100, random_state=SEED)
+                if mname == "rf"
+                else GradientBoostingClassifier(random_state=SEED)
+            )
+            est.fit(data["X_train"], data["y_train"])
+            model = CountingModel(est)
+            test_pred = est.predict(data["X_test"])
+            acc = float((test_pred == data["y_test"]).mean())
+            print(
+                f"\n## {dname} / {mname}: train {data['X_train'].shape}, test accuracy {acc:.3f}",
+                flush=True,
+            )
+            cell = {"data": dname, "model": mname, "test_accuracy": acc, "packages": []}
+            for package, beam in configurations(only):
+                try:
+                    res = run_cell(package, beam, data, model, test_pred, rows_idx, args.budget)
+                except Exception:
+                    tb = traceback.format_exc()
+                    print(f"{package} (beam {beam}) FAILED:\n{tb}", flush=True)
+                    res = {"package": package, "beam_size": beam, "error": tb}
+                cell["packages"].append(res)
+                if res.get("rows_done"):
+                    ex = res["per_row"][0]
+                    print(
+                        f"{label(res):45s} {res['rows_done']}/{n_rows} rows, median "
+                        f"{res['median_seconds']:.3f}s, {res['calls_per_expl']:.0f} calls, "
+                        f"{res['rows_per_expl']:.0f} rows/expl, valid {res['valid_fraction']:.2f}, "
+                        f"held-out prec {res['heldout_precision']:.3f} cov "
+                        f"{res['heldout_coverage']:.3f}; e.g. {' AND '.join(ex['anchor'])}"
+                        + (f"  [{res['stopped']}]" if res["stopped"] else ""),
+                        flush=True,
+                    )
+            results.append(cell)
+    elapsed = time.perf_counter() - t_start
+    settings = {
+        "command": " ".join(
+            ["python bench/tabular.py", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]
+        ),
+        "n_rows": n_rows,
+        "budget": args.budget,
+        "packages": only,
+        "threshold": THRESHOLD,
+        "delta": DELTA,
+        "epsilon": EPSILON,
+        "batch_size": BATCH_SIZE,
+        "disc_perc": DISC_PERC,
+        "data_sources": sources,
+        "machine": {**machine(), "load average at start": load_at_start},
+        "versions": versions(),
+        "date": started.isoformat(),
+        "elapsed_seconds": elapsed,
+    }
+    print()
+    if output:
+        tab = write_report(Path(output), results, args, settings, started, elapsed)
+        print(tab)
+        print(f"\nwrote {output}.md and {output}.json")
+    else:
+        print(table(results))
+    for line in skanchors_batch_lines(results) + checks(results):
+        print(line)
+    print(f"\ntotal {elapsed / 60:.1f} min")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
