@@ -12,16 +12,20 @@ modality, through four members:
 ``decode(keys)``
     the model input for rows of ``keys``.
 ``coverage(anchors)``
-    coverage of each anchor (a tuple of predicate indices) under the reference distribution.
+    coverage of each anchor (a tuple of predicate indices) under the perturbation
+    distribution; the search maximises it.
+``reference_coverage(anchor)``
+    share of the reference data the anchor applies to (reported, and breaks coverage ties).
+``exact_reuse`` (optional, default False)
+    True when a sample drawn for ``A_s`` that satisfies ``A`` (a superset of ``A_s``) is an
+    exact draw of ``D(z | A)``, as with independent word masking.
 
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
-valid for (see :class:`SampleStore`); all samples one bandit step needs go to the model in one
-call, and perturbations that repeat are predicted once.
+valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
+in one call, and perturbations that repeat are predicted once.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -214,9 +218,6 @@ class CandidateArms:
         self.n_samples += valid.sum(axis=0)
         self.n_positives += correct @ valid
 
-    def means(self):
-        return self.n_positives / np.maximum(self.n_samples, 1)
-
 
 class SearchResult:
     """What the search found for one instance, before it becomes an :class:`~skanchors.Anchor`."""
@@ -228,10 +229,6 @@ class SearchResult:
         self.store = store
         self.coverage = coverage
         self.delta = delta
-
-    def precision_stats(self, anchor):
-        n, pos = self.store.stats([tuple(anchor)])
-        return int(n[0]), int(pos[0])
 
 
 def _validate(arms, indices, threshold, beta, batch_size):
@@ -346,14 +343,3 @@ def beam_search(
     best = pool[int(np.asarray(pick)[-1])]
     cov = float(instance.coverage([best])[0])
     return SearchResult(best, order[best], False, store, cov, delta)
-
-
-class Timer:
-    """Wall-clock timer used to report how long an explanation took."""
-
-    def __enter__(self):
-        self.start = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.elapsed = time.perf_counter() - self.start
