@@ -7,6 +7,7 @@ features that need them.
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate
 from ._pick import SubmodularPick, pick
+from .aggregation import GlobalAnchorAggregator
 from .explainer import AnchorExplainer, NoAnchorWarning
 from .lime import LimeExplainer, LimeExplanation
 from .models import HFTextClassifier
@@ -17,6 +18,7 @@ __all__ = [
     "Anchor",
     "AnchorExplainer",
     "BatchSAR",
+    "GlobalAnchorAggregator",
     "HFTextClassifier",
     "KLLUCB",
     "LimeExplainer",

@@ -1,4 +1,4 @@
-"""Command line: ``skanchors demo`` and ``skanchors explain`` (also ``python -m skanchors``)."""
+"""Command line: ``skanchors demo | explain | global`` (also ``python -m skanchors``)."""
 
 from __future__ import annotations
 
@@ -104,10 +104,40 @@ def demo_text(args, out):
         prec, cov = _held_out(anchor, te, pred, skip=chosen[j])
         print(f"\nmessage: {doc!r}", file=out)
         _print_anchor(j, anchor, prec, cov, out)
+    demo_global(model, te, args, out)
     return anchors
 
 
-def cmd_demo(args, out=sys.stdout):
+def demo_global(model, documents, args, out):
+    """Global explanation: the top words of each class over 500 held-out messages."""
+    from .aggregation import GlobalAnchorAggregator
+
+    agg = GlobalAnchorAggregator(
+        model,
+        k=10,
+        threshold=args.threshold,
+        delta=0.3,
+        sample_size=32,
+        max_documents=500,
+        random_state=args.random_state,
+        n_jobs=args.n_jobs,
+    ).fit(list(documents))
+    print(
+        f"\nGlobal anchors (G_pr) over {agg.n_documents_seen_} held-out messages in "
+        f"{agg.elapsed_time_:.1f} s ({agg.n_rows_predicted_} rows predicted):",
+        file=out,
+    )
+    _print_top_terms(agg.top_terms_, out)
+    return agg
+
+
+def _print_top_terms(top_terms, out):
+    for label, terms in top_terms.items():
+        print(f"  {label}: {', '.join(w for w, _ in terms)}", file=out)
+
+
+def cmd_demo(args, out=None):
+    out = sys.stdout if out is None else out
     from threadpoolctl import threadpool_limits
 
     # The explainer makes many small model calls; OpenMP thread start-up in each of them costs
@@ -125,7 +155,8 @@ def _read_table(path):
     return pd.read_csv(path, sep=sep)
 
 
-def cmd_explain(args, out=sys.stdout):
+def cmd_explain(args, out=None):
+    out = sys.stdout if out is None else out
     import joblib
 
     from . import AnchorExplainer
@@ -157,6 +188,106 @@ def cmd_explain(args, out=sys.stdout):
     return 0
 
 
+def _load_text_model(spec):
+    """A saved sklearn model (joblib file) or a Hugging Face model (folder or hub name)."""
+    import os
+
+    if os.path.isfile(spec):
+        import joblib
+
+        return joblib.load(spec)
+    from .models import HFTextClassifier
+
+    return HFTextClassifier(spec)
+
+
+def _html_report(top_terms, title):
+    """A self-contained HTML page with one bar chart (inline SVG) per class."""
+    from html import escape
+
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>{escape(title)}</title></head><body style='font-family:sans-serif'>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+    for label, terms in top_terms.items():
+        parts.append(f"<h2>class {escape(str(label))}</h2>")
+        if not terms:
+            parts.append("<p>no anchor words</p>")
+            continue
+        finite = [s for _, s in terms if np.isfinite(s)]
+        top = max(finite) if finite and max(finite) > 0 else 1.0
+        height = 22 * len(terms) + 10
+        parts.append(f"<svg width='640' height='{height}' role='img'>")
+        for i, (word, score) in enumerate(terms):
+            width = 400 * (min(score, top) / top if np.isfinite(score) else 1.0)
+            y = 22 * i + 5
+            parts.append(
+                f"<text x='150' y='{y + 14}' text-anchor='end' font-size='13'>"
+                f"{escape(word)}</text><rect x='160' y='{y}' width='{max(width, 1):.1f}' "
+                f"height='18' fill='#4c78a8'/><text x='{165 + width:.1f}' y='{y + 14}' "
+                f"font-size='11'>{score:.4g}</text>"
+            )
+        parts.append("</svg>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def cmd_global(args, out=None):
+    out = sys.stdout if out is None else out
+    """Top words per class over a CSV/TSV of texts (``skanchors global``)."""
+    from .aggregation import GlobalAnchorAggregator
+
+    table = _read_table(args.data)
+    column = args.text_column
+    if column is None:
+        texts = [c for c in table.columns if table[c].dtype == object]
+        if not texts:
+            raise SystemExit(f"--data: {args.data} has no text column")
+        column = texts[0]
+    elif column not in table.columns:
+        raise SystemExit(f"--text-column: no column {column!r} in {list(table.columns)}")
+    documents = table[column].fillna("").astype(str).tolist()
+    model = _load_text_model(args.model)
+    agg = GlobalAnchorAggregator(
+        model,
+        aggregation=args.aggregation,
+        k=args.k,
+        threshold=args.threshold,
+        delta=args.delta,
+        max_documents=args.max_documents,
+        batch_size=args.batch_size,
+        max_time=args.max_time,
+        checkpoint=args.checkpoint,
+        n_jobs=args.n_jobs,
+        random_state=args.random_state,
+        verbose=args.verbose,
+    ).fit(documents)
+    state = "stopped early" if agg.stopped_early_ else "complete"
+    print(
+        f"{agg.n_documents_seen_} documents ({state}), {agg.elapsed_time_:.1f} s, "
+        f"{agg.n_rows_predicted_} rows predicted; top {args.k} words by G_{args.aggregation}:",
+        file=out,
+    )
+    for label, terms in agg.top_terms_.items():
+        print(f"\nclass {label}", file=out)
+        for rank, (word, score) in enumerate(terms, 1):
+            print(f"  {rank:3d}. {word:<20s} {score:.4g}", file=out)
+    result = {
+        str(label): [{"word": w, "score": s} for w, s in terms]
+        for label, terms in agg.top_terms_.items()
+    }
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=2)
+        print(f"\nwrote {args.json}", file=out)
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(_html_report(agg.top_terms_, f"Top words per class: {args.data}"))
+        print(f"wrote {args.html}", file=out)
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="skanchors", description="Anchors: IF-THEN rules that explain any classifier."
@@ -183,6 +314,25 @@ def build_parser():
     ex.add_argument("--beam-size", type=int, default=2)
     ex.add_argument("--json", help="write the anchors as JSON to this file")
     ex.set_defaults(func=cmd_explain)
+
+    gl = sub.add_parser("global", help="top words per class over a CSV/TSV of texts")
+    common(gl)
+    gl.add_argument("--model", required=True, help="joblib file or Hugging Face model path/name")
+    gl.add_argument("--data", required=True, help="CSV/TSV with a text column")
+    gl.add_argument("--text-column", help="column of texts (default: the first text column)")
+    gl.add_argument(
+        "--aggregation", default="pr", choices=["pr", "sq", "av", "h", "base", "inverse_pr"]
+    )
+    gl.add_argument("-k", type=int, default=20, help="top terms per class")
+    gl.add_argument("--delta", type=float, default=0.1)
+    gl.add_argument("--max-documents", type=int, default=None)
+    gl.add_argument("--batch-size", type=int, default=50, help="documents per anytime step")
+    gl.add_argument("--max-time", type=float, default=None, help="stop after this many seconds")
+    gl.add_argument("--checkpoint", help="save/resume the state in this file")
+    gl.add_argument("--json", help="write the top terms as JSON to this file")
+    gl.add_argument("--html", help="write an HTML report with a bar chart per class")
+    gl.add_argument("--verbose", type=int, default=0)
+    gl.set_defaults(func=cmd_global)
     return parser
 
 

@@ -1,0 +1,959 @@
+"""GlobalAnchorAggregator: anytime top-k words per class from one-word text anchors.
+
+Implements Mor, Belinkov and Kimelfeld, "Accelerating the global aggregation of local
+explanations" (AAAI 2024) on top of the text samplers of :mod:`skanchors.samplers`.
+
+Decisions the paper leaves open
+-------------------------------
+Anchor test of a token.
+    Token ``(w, i)`` of a document ``d`` predicted ``c`` is an anchor when its precision
+    ``P[f(z) = c | word i kept]`` under the sampler reaches the threshold ``tau``. As in the
+    validation step of :func:`skanchors._search.beam_search`, the test samples until the KL
+    confidence bounds (:func:`~skanchors._bandit.kl_lower_bound`,
+    :func:`~skanchors._bandit.kl_upper_bound`, level ``beta / n`` with
+    ``beta = log(1 / delta)``: every occurrence is its own test, and the aggregation averages
+    their errors out) are on one side of ``tau`` up to the core's tolerance 0.05: anchor when
+    the mean is ``>= tau`` and the lower bound ``> tau - 0.05``. A token still undecided after
+    ``20 * sample_size`` samples is decided by its mean.
+Shared perturbation pool (``shared_pool=True``).
+    The text samplers mask words independently, so the perturbations of ``D(z)`` in which word
+    ``i`` was kept are exact draws of ``D(z | i kept)`` (``exact_reuse``). Each document first
+    draws *one* pool of ``ceil(sample_size / keep_proba)`` perturbations with the empty anchor
+    (about ``sample_size`` of them keep any given word), predicted in one model call with
+    duplicates predicted once -- when the document has more than ``1 / keep_proba`` tokens to
+    test, else the pool would cost more than it saves; every candidate token reads its
+    precision from the samples that kept it. Only tokens whose bounds have not decided
+    anchor / not anchor get more samples, drawn with the token forced kept
+    (``instance.sample((i,), n, rng)``), all such tokens of the document in one model call per
+    round. ``shared_pool=False`` is the naive test: every token
+    gets its own samples from ``D(z | i kept)``, none reused across tokens.
+Untested occurrences.
+    Occurrences that are not tested (stop words, rare words, candidate filtering, documents past
+    ``max_time``) count neither in ``A+`` nor in ``A-``: ``A-`` holds the occurrences *known* not
+    to be anchors. They are kept apart in :attr:`untested_counts_`. Counting them as ``A-`` would
+    make candidate filtering self-confirming (a filtered word would sink further) and stop words
+    would inflate ``sum_w A-(w, c)``, which rescales every ``G_pr``.
+Top terms.
+    For ``sq``, ``av``, ``h`` and ``pr`` a word must be an anchor at least once in a class to be
+    among its top terms (a word that never anchors the class does not explain it); stop words
+    and words with fewer than ``min_count`` occurrences are never ranked. Ties are broken by the
+    word, so results do not depend on the order words were met.
+Candidate filtering.
+    Before each batch, for every word and class, the pseudo-score under "every remaining known
+    occurrence of the word in the class is an anchor" (``inverse_pr``: "is not an anchor") is
+    compared with the current ``k``-th best pseudo-score of the class; the word's occurrences in
+    the batch are tested only when the bound reaches it. ``base`` ignores anchors, so it tests
+    nothing.
+Adaptive threshold (eq. 11).
+    ``tau~(w, c) = max(min_threshold, tau - omega * r(w, c))`` where
+    ``r = clip(n~(w, c) / N_w, 0, 1)`` and ``n~ = alpha * sum_w' A+(w', c) * q~(w, c) =
+    A+(w, c) - (1 - alpha) A-(w, c) sum A+ / sum A-`` is the ``G_pr`` pseudo-score expressed as
+    a number of occurrences (those the generative model of eq. 8 attributes to true anchors), so
+    that ``r`` is a share of the ``N_w`` occurrences of ``w`` and ``tau~`` spans
+    ``[tau - omega, tau]`` as in the paper (0.55 to 0.95 with the defaults).
+Batches and determinism.
+    Documents are processed in batches of ``batch_size`` in descending model confidence. Every
+    decision within a batch (which tokens to test, their thresholds) depends only on the state
+    at the start of the batch, and each document's random generator is seeded from its text and
+    ``random_state``, so results are identical for any ``n_jobs`` or joblib backend. The state
+    is updated only when a batch is complete: an exception (in the model, say) leaves every
+    earlier batch counted.
+``fit`` and ``partial_fit``.
+    ``partial_fit(X)`` orders ``X`` and processes it batch by batch, knowing only ``X`` (and the
+    documents before it); ``fit(X)`` is ``partial_fit(X)`` from a fresh state. With the options
+    that look at other documents switched off (``candidate_filtering=False``,
+    ``adaptive_threshold=False``, ``min_count=1``) every anchor test is a function of the
+    document, the token and ``random_state`` alone, so ``partial_fit`` over any split of a
+    collection gives exactly the counts of ``fit`` on the whole of it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections import Counter
+from numbers import Integral, Real
+
+import joblib
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._bandit import kl_lower_bound, kl_upper_bound
+from .._search import VALIDATION_TOLERANCE, CandidateArms, SampleStore
+from ..models import as_probability_model
+from ..samplers.text import check_documents, tokenize
+from .functions import AGGREGATIONS, aggregate, pr_estimates
+
+__all__ = ["GlobalAnchorAggregator"]
+
+_MAX_ROUNDS = 20  # a token is decided by its mean after 20 * sample_size samples
+_CHECKPOINT_VERSION = 1
+# Parameters that change the counts: a checkpoint written with other values is refused.
+_STATE_PARAMS = (
+    "aggregation",
+    "k",
+    "alpha",
+    "threshold",
+    "delta",
+    "shared_pool",
+    "sample_size",
+    "adaptive_threshold",
+    "omega",
+    "min_threshold",
+    "candidate_filtering",
+    "stop_words",
+    "min_count",
+    "lowercase",
+    "order",
+    "batch_size",
+    "random_state",
+)
+
+
+class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
+    """Anytime global explanation of a text classifier: the top-k words of each class.
+
+    Every token ``(w, i)`` of every document ``d`` is tested as a one-word anchor of the class
+    ``c`` the model predicts for ``d``: does the prediction stay ``c`` with probability at least
+    ``threshold`` (confidence ``1 - delta``) when the other words are randomly perturbed and
+    ``w`` is kept? The counts of anchor and non-anchor occurrences, ``A+(w, c)`` and
+    ``A-(w, c)``, are aggregated into a score per word and class, and the ``k`` best words of
+    each class are the global explanation (Mor, Belinkov and Kimelfeld, AAAI 2024). The answer is
+    *anytime*: after every batch of documents, :attr:`top_terms_` and :attr:`scores_` are
+    current, so a run can be stopped (``max_time``, ``callback``, an exception) and still answer.
+    See :mod:`skanchors.aggregation.aggregator` for the decisions behind the algorithm.
+
+    Parameters
+    ----------
+    estimator : fitted text classifier or callable
+        Anything with ``predict_proba`` on a list of str (an sklearn Pipeline,
+        :class:`~skanchors.HFTextClassifier`), or a callable returning probabilities. Only
+        called, never refitted; classes are the model's *predicted* classes.
+    aggregation : {"pr", "sq", "av", "h", "base", "inverse_pr"}, default="pr"
+        Score of a word for a class (:mod:`skanchors.aggregation.functions`): ``G_pr`` (eqs.
+        8-10), ``G_sq`` (eq. 4), ``G_av`` (eq. 5; with ``min_count=5`` the seed's ``G_av^+5``),
+        ``G_h`` (eq. 6), ``G_base`` (eq. 12, no anchors needed) or ``1 / G_pr`` (a sanity
+        baseline that should score worst).
+    k : int >= 1, default=20
+        Number of top terms per class.
+    alpha : float in (0, 1], default=0.5
+        ``G_pr``'s probability that an anchor position holds a true anchor word.
+    threshold : float in (0, 1], default=0.95
+        The paper's tau: precision a token needs to be an anchor.
+    delta : float in (0, 1), default=0.1
+        Risk of each anchor test (``beta = log(1 / delta)``); larger is faster.
+    sampler : text sampler or None, default=None
+        Perturbation distribution: :class:`~skanchors.samplers.UnkSampler` (default: words
+        become ``"UNK"``; needs no reference data, so ``partial_fit`` and ``fit`` perturb
+        alike), :class:`~skanchors.samplers.CorpusSampler` or
+        :class:`~skanchors.samplers.MaskedLMSampler` (the seed's, ``top_k=50``). An unfitted
+        sampler is fitted on the documents of the first ``fit`` / ``partial_fit``; a fitted one
+        is used as is.
+    shared_pool : bool, default=True
+        One perturbation pool per document serves all its tokens (see the module notes);
+        ``False`` is the naive per-token test.
+    sample_size : int >= 1, default=100
+        Perturbations per token and sampling round (the pool has ``sample_size / keep_proba``).
+    adaptive_threshold : bool, default=True
+        Lower the threshold of words that are often anchors (eq. 11).
+    omega : float >= 0, default=0.4
+        Strength of the adaptive threshold.
+    min_threshold : float in (0, 1], default=0.55
+        The adaptive threshold never goes below this; must not exceed ``threshold``.
+    candidate_filtering : bool, default=True
+        Skip tokens whose word cannot reach the current top-k of its class.
+    stop_words : "english", collection of str or None, default="english"
+        Words never tested nor ranked (compared lowercased); "english" is scikit-learn's list.
+    min_count : int >= 1, default=5
+        Words with fewer occurrences in the documents known so far are neither tested nor
+        ranked (rare-word filter).
+    lowercase : bool, default=True
+        Aggregate ``"Free"`` and ``"free"`` as one word (each occurrence is tested as it is).
+    max_documents : int >= 1 or None, default=None
+        Process a random sample of at most this many documents (over all calls).
+    order : {"confidence", "given", "random"}, default="confidence"
+        Processing order of the documents of a call: descending model confidence (the seed's),
+        as given, or shuffled with ``random_state``.
+    batch_size : int >= 1, default=50
+        Documents per anytime step: the state, :attr:`top_terms_`, the checkpoint, ``verbose``
+        and ``callback`` are updated after each batch.
+    removal : "delete" or str, default="delete"
+        How :meth:`score` removes top terms (deletion or a replacement token, e.g. "UNK").
+    max_time : float > 0 or None, default=None
+        Seconds; after the batch that crosses this limit, ``fit`` / ``partial_fit`` stops with
+        the current answer (``stopped_early_`` is True).
+    checkpoint : str, path or None, default=None
+        File where the state (counts, not the model) is saved after each batch. A new
+        aggregator with the same file and parameters resumes from it: batches already counted
+        are skipped.
+    callback : callable or None, default=None
+        Called as ``callback(aggregator)`` after each batch; returning True stops the run.
+    n_jobs : int or None, default=None
+        Documents of a batch are tested in parallel with joblib (any backend, e.g. dask through
+        ``joblib.parallel_config``). Results do not depend on it.
+    random_state : int, RandomState or None, default=None
+        Seeds the perturbations (per document, from its text) and the document sampling.
+    verbose : int, default=0
+        Progress bar (tqdm, when installed) or one line per batch, with the current top words.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The model's class labels (columns of the counts and scores).
+    top_terms_ : dict
+        ``{class: [(word, score), ...]}``, best first, at most ``k`` per class.
+    scores_ : pandas.DataFrame
+        Score of every word (rows) for every class (columns); NaN where not ranked.
+    positive_counts_, negative_counts_, untested_counts_ : pandas.DataFrame
+        ``A+``, ``A-`` (eqs. 2-3) and the occurrences not tested, word x class.
+    document_counts_ : pandas.DataFrame
+        Documents of each class containing each word (for ``G_base``).
+    n_documents_seen_ : int
+    n_tokens_tested_ : int
+    n_model_calls_, n_rows_predicted_ : int
+        Model calls and perturbations predicted (duplicates within a document count once).
+    elapsed_time_ : float
+        Seconds spent processing, over all calls (and runs resumed from a checkpoint).
+    history_ : list of dict
+        One entry per batch: documents seen, elapsed time, rows predicted, tokens tested.
+    stopped_early_ : bool
+        The last call stopped before its last batch (``max_time`` or ``callback``).
+    model_ : ProbabilityModel
+    sampler_ : fitted sampler
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skanchors.aggregation import GlobalAnchorAggregator
+    >>> def model(texts):  # spam iff "prize" or "cash" is in the message
+    ...     p = np.array([float(bool({"prize", "cash"} & set(t.split()))) for t in texts])
+    ...     return np.column_stack([1 - p, p])
+    >>> docs = ["win a prize today", "cash for you now", "see you at lunch today",
+    ...         "lunch now or later", "claim your cash prize"] * 4
+    >>> agg = GlobalAnchorAggregator(model, k=2, min_count=1, random_state=0).fit(docs)
+    >>> [w for w, _ in agg.top_terms_[1]]
+    ['cash', 'prize']
+    >>> agg.n_documents_seen_
+    20
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["predict_proba"]), callable],
+        "aggregation": [StrOptions(set(AGGREGATIONS))],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, 1, closed="right")],
+        "threshold": [Interval(Real, 0, 1, closed="right")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "sampler": [None, HasMethods(["fit", "instance"])],
+        "shared_pool": ["boolean"],
+        "sample_size": [Interval(Integral, 1, None, closed="left")],
+        "adaptive_threshold": ["boolean"],
+        "omega": [Interval(Real, 0, None, closed="left")],
+        "min_threshold": [Interval(Real, 0, 1, closed="right")],
+        "candidate_filtering": ["boolean"],
+        "stop_words": [StrOptions({"english"}), "array-like", set, frozenset, None],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "lowercase": ["boolean"],
+        "max_documents": [Interval(Integral, 1, None, closed="left"), None],
+        "order": [StrOptions({"confidence", "given", "random"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "removal": [str],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "checkpoint": [str, os.PathLike, None],
+        "callback": [callable, None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        aggregation="pr",
+        k=20,
+        alpha=0.5,
+        threshold=0.95,
+        delta=0.1,
+        sampler=None,
+        shared_pool=True,
+        sample_size=100,
+        adaptive_threshold=True,
+        omega=0.4,
+        min_threshold=0.55,
+        candidate_filtering=True,
+        stop_words="english",
+        min_count=5,
+        lowercase=True,
+        max_documents=None,
+        order="confidence",
+        batch_size=50,
+        removal="delete",
+        max_time=None,
+        checkpoint=None,
+        callback=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.aggregation = aggregation
+        self.k = k
+        self.alpha = alpha
+        self.threshold = threshold
+        self.delta = delta
+        self.sampler = sampler
+        self.shared_pool = shared_pool
+        self.sample_size = sample_size
+        self.adaptive_threshold = adaptive_threshold
+        self.omega = omega
+        self.min_threshold = min_threshold
+        self.candidate_filtering = candidate_filtering
+        self.stop_words = stop_words
+        self.min_count = min_count
+        self.lowercase = lowercase
+        self.max_documents = max_documents
+        self.order = order
+        self.batch_size = batch_size
+        self.removal = removal
+        self.max_time = max_time
+        self.checkpoint = checkpoint
+        self.callback = callback
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_clone__(self):
+        # The model being explained (and a fitted sampler, e.g. a loaded masked LM) is shared,
+        # never cloned: a clone must explain the *same fitted* model.
+        params = self.get_params(deep=False)
+        estimator = params.pop("estimator")
+        sampler = params.pop("sampler")
+        if sampler is not None and not hasattr(sampler, "vocabulary_"):
+            sampler = clone(sampler)
+        params = {k: clone(v, safe=False) for k, v in params.items()}
+        return type(self)(estimator, sampler=sampler, **params)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.two_d_array = False
+        tags.requires_fit = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    # ---------------------------------------------------------------- public API
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Aggregate the anchors of every document of ``X`` (from a fresh state).
+
+        With ``checkpoint`` set and its file present, the saved state is loaded instead and the
+        batches it already counted are skipped.
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+            The documents ``S`` (e.g. a test set).
+        y : None
+            Ignored: classes are the model's predictions.
+
+        Returns
+        -------
+        self
+        """
+        docs = self._check_X(X)
+        for name in list(vars(self)):
+            if name.endswith("_") and not name.startswith("__"):
+                delattr(self, name)
+        self._state = None
+        self._setup(docs)
+        self._run(docs)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def partial_fit(self, X, y=None):
+        """Aggregate the anchors of one more collection of documents (anytime).
+
+        ``X`` is ordered (``order``) and processed in batches of ``batch_size``; candidate
+        filtering and the rare-word filter know only the documents seen so far and ``X``.
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        docs = self._check_X(X)
+        if getattr(self, "_state", None) is None:
+            self._setup(docs)
+        self._run(docs)
+        return self
+
+    def compute_scores(self, aggregation=None, *, alpha=None):
+        """Scores of any aggregation from the current counts (a word x class DataFrame).
+
+        The counts do not depend on the aggregation except through candidate filtering, so a
+        run without filtering can be scored by every function.
+
+        Parameters
+        ----------
+        aggregation : str or None
+            Default: the ``aggregation`` parameter.
+        alpha : float or None
+            Default: the ``alpha`` parameter.
+
+        Returns
+        -------
+        scores : pandas.DataFrame
+        """
+        check_is_fitted(self, "classes_")
+        import pandas as pd
+
+        name = self.aggregation if aggregation is None else aggregation
+        scores = self._scores(name, self.alpha if alpha is None else alpha)
+        return pd.DataFrame(scores, index=pd.Index(self._words, name="word"), columns=self.classes_)
+
+    def compute_top_terms(self, aggregation=None, *, k=None, alpha=None):
+        """Top terms of any aggregation from the current counts (see :meth:`compute_scores`).
+
+        Returns
+        -------
+        top_terms : dict
+            ``{class: [(word, score), ...]}``, best first.
+        """
+        check_is_fitted(self, "classes_")
+        name = self.aggregation if aggregation is None else aggregation
+        scores = self._scores(name, self.alpha if alpha is None else alpha)
+        return self._top(scores, name, self.k if k is None else k)
+
+    def get_feature_names_out(self, input_features=None):
+        """The top terms of all classes (class by class, best first, each word once)."""
+        check_is_fitted(self, "top_terms_")
+        seen = []
+        for terms in self.top_terms_.values():
+            for w, _ in terms:
+                if w not in seen:
+                    seen.append(w)
+        return np.array(seen, dtype=object)
+
+    def transform(self, X):
+        """Occurrences of each top term in each document.
+
+        Parameters
+        ----------
+        X : list of str
+
+        Returns
+        -------
+        Xt : ndarray of int of shape (n_documents, n_top_terms)
+            Columns are :meth:`get_feature_names_out`.
+        """
+        names = self.get_feature_names_out()
+        docs = check_documents(X, "X", allow_wordless=True)
+        col = {w: j for j, w in enumerate(names.tolist())}
+        out = np.zeros((len(docs), len(names)), dtype=np.int64)
+        for i, doc in enumerate(docs):
+            for w, _, _ in tokenize(doc):
+                j = col.get(self._norm(w))
+                if j is not None:
+                    out[i, j] += 1
+        return out
+
+    def score(self, X, y=None):
+        """AOPC^k of the top terms on ``X``, averaged over classes (higher is better).
+
+        See :func:`skanchors.metrics.aopc_k`; ``removal`` says how terms are removed. This is
+        what ``GridSearchCV`` maximises.
+
+        Parameters
+        ----------
+        X : list of str
+            Held-out documents.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        from ..metrics import aopc_k
+
+        check_is_fitted(self, "top_terms_")
+        docs = check_documents(X, "X", allow_wordless=True)
+        return aopc_k(
+            self.model_,
+            docs,
+            self.top_terms_,
+            self.k,
+            removal=self.removal,
+            lowercase=self.lowercase,
+        )
+
+    # ---------------------------------------------------------------- set-up
+    def _check_X(self, X):
+        docs = check_documents(X, "X", allow_wordless=True)
+        if self.min_threshold > self.threshold:
+            raise ValueError(
+                f"min_threshold={self.min_threshold} must not exceed threshold={self.threshold}."
+            )
+        return docs
+
+    def _norm(self, word):
+        return word.lower() if self.lowercase else word
+
+    def _stop_set(self):
+        if self.stop_words is None:
+            return frozenset()
+        if isinstance(self.stop_words, str):
+            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+            return frozenset(ENGLISH_STOP_WORDS)
+        words = list(self.stop_words)
+        bad = [w for w in words if not isinstance(w, str)]
+        if bad:
+            raise TypeError(f"stop_words must be str, got {bad[:3]!r}.")
+        return frozenset(w.lower() for w in words)
+
+    def _setup(self, docs):
+        from ..samplers.text import UnkSampler
+
+        self.model_ = as_probability_model(self.estimator)
+        sampler = self.sampler
+        if sampler is None:
+            sampler = UnkSampler()
+        if not hasattr(sampler, "vocabulary_"):
+            sampler = clone(sampler).fit(docs)
+        self.sampler_ = sampler
+        if self.model_.classes_ is None:
+            probe = next((d for d in docs if d), "x")
+            self.model_.predict_proba([probe])
+        self.classes_ = np.asarray(self.model_.classes_)
+        self._stops = self._stop_set()
+        self._seed_base = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        self._words, self._index = [], {}
+        n_classes = len(self.classes_)
+        z = np.zeros((0, n_classes), dtype=np.int64)
+        self._a_pos, self._a_neg, self._untested = z.copy(), z.copy(), z.copy()
+        self._occ, self._doc_freq = z.copy(), z.copy()
+        self._pending = np.zeros(0, dtype=np.int64)  # known, unprocessed occurrences (all classes)
+        self._pending_c = z.copy()  # the same, per predicted class
+        self.n_documents_seen_ = 0
+        self.n_tokens_tested_ = 0
+        self.n_model_calls_ = 0
+        self.n_rows_predicted_ = 0
+        self.elapsed_time_ = 0.0
+        self.history_ = []
+        self.stopped_early_ = False
+        self._done = Counter()
+        self._replay = Counter()
+        self._state = True
+        if self.checkpoint is not None and os.path.exists(self.checkpoint):
+            self._load_checkpoint()
+        self._publish()
+
+    def _add_words(self, words):
+        new = [w for w in dict.fromkeys(words) if w not in self._index]
+        if not new:
+            return
+        for w in new:
+            self._index[w] = len(self._words)
+            self._words.append(w)
+        pad = np.zeros((len(new), len(self.classes_)), dtype=np.int64)
+        for name in ("_a_pos", "_a_neg", "_untested", "_occ", "_doc_freq", "_pending_c"):
+            setattr(self, name, np.vstack([getattr(self, name), pad]))
+        self._pending = np.concatenate([self._pending, np.zeros(len(new), dtype=np.int64)])
+
+    # ---------------------------------------------------------------- the loop
+    def _plan(self, docs):
+        """Order (and sample) the documents of one call; returns (docs, targets)."""
+        idx = np.arange(len(docs))
+        if self.max_documents is not None:
+            room = max(self.max_documents - self.n_documents_seen_, 0)
+            if len(idx) > room:
+                rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 1])
+                idx = np.sort(rng.choice(idx, size=room, replace=False))
+        docs = [docs[i] for i in idx.tolist()]
+        if not docs:
+            return [], np.zeros(0, dtype=int)
+        proba = self.model_.predict_proba(docs)
+        targets = proba.argmax(axis=1)
+        if self.order == "confidence":
+            order = np.argsort(-proba.max(axis=1), kind="stable")
+        elif self.order == "random":
+            order = np.random.default_rng([self._seed_base, self.n_documents_seen_, 2]).permutation(
+                len(docs)
+            )
+        else:
+            order = np.arange(len(docs))
+        return [docs[i] for i in order.tolist()], targets[order]
+
+    def _run(self, docs):
+        start = time.perf_counter()
+        self.stopped_early_ = False
+        docs, targets = self._plan(docs)
+        tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in docs]
+        self._add_words([w for t in tokens for w in t])
+        rows = [np.array([self._index[w] for w in t], dtype=np.int64) for t in tokens]
+        for r, c in zip(rows, targets.tolist()):
+            np.add.at(self._pending, r, 1)
+            np.add.at(self._pending_c, (r, c), 1)
+        bs = self.batch_size
+        batches = [range(s, min(s + bs, len(docs))) for s in range(0, len(docs), bs)]
+        bar = self._progress(len(docs))
+        try:
+            for b, batch in enumerate(batches):
+                batch = list(batch)
+                key = joblib.hash([docs[i] for i in batch])
+                if self._replay[key] > 0:  # counted in the checkpoint this run resumes
+                    self._replay[key] -= 1
+                    self._retire(rows, targets, batch)
+                    self._report(bar, len(batch), skipped=True)
+                    continue
+                t0 = time.perf_counter()
+                results = self._process(
+                    [docs[i] for i in batch], targets[batch], [rows[i] for i in batch]
+                )
+                self._commit(results, rows, targets, batch)
+                self._retire(rows, targets, batch)
+                self._done[key] += 1
+                self.elapsed_time_ += time.perf_counter() - t0
+                self._record()
+                self._publish()
+                self._save_checkpoint()
+                self._report(bar, len(batch))
+                stop = bool(self.callback(self)) if self.callback is not None else False
+                timed_out = (
+                    self.max_time is not None and time.perf_counter() - start > self.max_time
+                )
+                if (stop or timed_out) and b < len(batches) - 1:
+                    self.stopped_early_ = True
+                    left = [i for bb in batches[b + 1 :] for i in bb]
+                    self._retire(rows, targets, left)
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+        self._publish()
+
+    def _retire(self, rows, targets, batch):
+        for i in batch:
+            np.add.at(self._pending, rows[i], -1)
+            np.add.at(self._pending_c, (rows[i], int(targets[i])), -1)
+
+    def _n_known(self):
+        """N_w: occurrences of each word in the documents known so far (all classes)."""
+        return self._occ.sum(axis=1) + self._pending
+
+    def _process(self, docs, targets, rows):
+        """Test the tokens of one batch of documents; returns per-document results."""
+        n_known = self._n_known()
+        eligible = n_known >= self.min_count
+        if self._stops:
+            stop = np.fromiter(
+                (w.lower() in self._stops for w in self._words), bool, len(self._words)
+            )
+            eligible &= ~stop
+        test = np.repeat(eligible[:, None], len(self.classes_), axis=1)
+        if self.aggregation == "base":
+            test[:] = False
+        elif self.candidate_filtering:
+            test &= self._worth_testing()
+        tau = np.full(test.shape, float(self.threshold))
+        if self.adaptive_threshold:
+            tau = self._adaptive_tau(n_known)
+        items = []
+        for doc, c, r in zip(docs, targets.tolist(), rows):
+            positions = np.flatnonzero(test[r, c]) if len(r) else np.zeros(0, dtype=int)
+            seed = int(joblib.hash((self._seed_base, doc))[:8], 16)
+            items.append((doc, c, seed, positions, tau[r[positions], c] if len(r) else positions))
+        params = dict(
+            delta=self.delta,
+            sample_size=self.sample_size,
+            shared_pool=self.shared_pool,
+        )
+        n_jobs = self.n_jobs
+        if n_jobs is None or n_jobs == 1 or len(items) == 1:
+            return _test_chunk(self.sampler_, self.model_, items, params)
+        workers = n_jobs if n_jobs > 0 else joblib.cpu_count() + 1 + n_jobs
+        n_chunks = min(len(items), 4 * max(workers, 1))
+        chunks = np.array_split(np.arange(len(items)), n_chunks)
+        out = Parallel(n_jobs=n_jobs)(
+            delayed(_test_chunk)(self.sampler_, self.model_, [items[i] for i in ch], params)
+            for ch in chunks
+            if len(ch)
+        )
+        return [r for chunk in out for r in chunk]
+
+    def _commit(self, results, rows, targets, batch):
+        for (positions, anchor, n_rows, n_calls), i in zip(results, batch):
+            r, c = rows[i], int(targets[i])
+            np.add.at(self._occ, (r, c), 1)
+            if len(r):
+                self._doc_freq[np.unique(r), c] += 1
+            tested = np.zeros(len(r), dtype=bool)
+            tested[positions] = True
+            np.add.at(self._a_pos, (r[positions[anchor]], c), 1)
+            np.add.at(self._a_neg, (r[positions[~anchor]], c), 1)
+            np.add.at(self._untested, (r[~tested], c), 1)
+            self.n_tokens_tested_ += len(positions)
+            self.n_rows_predicted_ += n_rows
+            self.n_model_calls_ += n_calls
+        self.n_documents_seen_ += len(batch)
+
+    # ---------------------------------------------------------------- optimisations
+    def _ranked(self, scores, name):
+        ok = ~np.isnan(scores)
+        if name in ("pr", "sq", "av", "h"):
+            ok &= self._a_pos > 0
+        return ok
+
+    def _worth_testing(self):
+        """Candidate filtering: can the word still reach the current top-k of its class?"""
+        name, alpha = self.aggregation, self.alpha
+        a_pos = self._a_pos.astype(float)
+        a_neg = self._a_neg.astype(float)
+        rem = self._pending_c.astype(float)
+        scores = self._scores(name, alpha)
+        ranked = self._ranked(scores, name)
+        sp = a_pos.sum(axis=0, keepdims=True)
+        sn = a_neg.sum(axis=0, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fn = np.where(sn > 0, a_neg / np.where(sn > 0, sn, 1), 0.0)
+            fp = np.where(sp > 0, a_pos / np.where(sp > 0, sp, 1), 0.0)
+            if name in ("pr", "inverse_pr"):
+                q, _ = pr_estimates(a_pos, a_neg, alpha)
+                if name == "pr":
+                    key = q
+                    bound = (a_pos + rem) / np.maximum(sp + rem, 1) / alpha - (1 / alpha - 1) * fn
+                else:  # inverse: the fewer anchors the better; rank by -q
+                    key = -q
+                    low = fp / alpha - (1 / alpha - 1) * (a_neg + rem) / np.maximum(sn + rem, 1)
+                    bound = -low
+            elif name in ("sq", "h"):
+                key = scores
+                bound = np.sqrt(a_pos + rem)
+            else:  # av
+                key = scores
+                bound = (a_pos + rem) / np.maximum(a_pos + a_neg + rem, 1)
+        out = np.ones(scores.shape, dtype=bool)
+        for c in range(scores.shape[1]):
+            vals = key[ranked[:, c], c]
+            if len(vals) < self.k:
+                continue
+            kth = np.partition(vals, len(vals) - self.k)[len(vals) - self.k]
+            out[:, c] = bound[:, c] >= kth
+        return out
+
+    def _adaptive_tau(self, n_known):
+        """Eq. 11 with the G_pr pseudo-score as a count of true-anchor occurrences."""
+        a_pos = self._a_pos.astype(float)
+        a_neg = self._a_neg.astype(float)
+        sp = a_pos.sum(axis=0, keepdims=True)
+        sn = a_neg.sum(axis=0, keepdims=True)
+        noise = np.where(sn > 0, a_neg * sp / np.where(sn > 0, sn, 1), 0.0)
+        n_true = a_pos - (1 - self.alpha) * noise
+        share = np.clip(n_true / np.maximum(n_known, 1)[:, None], 0.0, 1.0)
+        return np.maximum(self.min_threshold, self.threshold - self.omega * share)
+
+    # ---------------------------------------------------------------- scores
+    def _scores(self, name, alpha):
+        scores = aggregate(
+            name,
+            self._a_pos,
+            self._a_neg,
+            self._doc_freq,
+            alpha=alpha,
+            n_occurrences=self._n_known(),
+            min_count=self.min_count,
+        )
+        if self._stops and len(self._words):
+            stop = np.fromiter(
+                (w.lower() in self._stops for w in self._words), bool, len(self._words)
+            )
+            scores[stop] = np.nan
+        return scores
+
+    def _top(self, scores, name, k):
+        ranked = self._ranked(scores, name)
+        words = np.array(self._words, dtype=object)
+        out = {}
+        for c, label in enumerate(self.classes_.tolist()):
+            idx = np.flatnonzero(ranked[:, c])
+            order = sorted(idx.tolist(), key=lambda j: (-scores[j, c], words[j]))[:k]
+            out[label] = [(str(words[j]), float(scores[j, c])) for j in order]
+        return out
+
+    def _publish(self):
+        import pandas as pd
+
+        index = pd.Index(self._words, name="word")
+        scores = self._scores(self.aggregation, self.alpha)
+        self.scores_ = pd.DataFrame(scores, index=index, columns=self.classes_)
+        self.top_terms_ = self._top(scores, self.aggregation, self.k)
+        for attr, arr in (
+            ("positive_counts_", self._a_pos),
+            ("negative_counts_", self._a_neg),
+            ("untested_counts_", self._untested),
+            ("document_counts_", self._doc_freq),
+        ):
+            setattr(self, attr, pd.DataFrame(arr.copy(), index=index, columns=self.classes_))
+
+    # ---------------------------------------------------------------- progress
+    def _progress(self, total):
+        if not self.verbose:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return None
+        return tqdm(total=total, desc="global anchors", unit="doc", file=sys.stderr)
+
+    def _headline(self, n=3):
+        return "; ".join(
+            f"{label}: {', '.join(w for w, _ in terms[:n])}"
+            for label, terms in self.top_terms_.items()
+        )
+
+    def _report(self, bar, n, skipped=False):
+        if not self.verbose:
+            return
+        if bar is not None:
+            bar.update(n)
+            bar.set_postfix_str(self._headline())
+        else:
+            what = "skipped (in checkpoint)" if skipped else f"{self.elapsed_time_:.1f} s"
+            print(
+                f"[skanchors] {self.n_documents_seen_} documents, {what} | {self._headline()}",
+                flush=True,
+            )
+
+    # ---------------------------------------------------------------- checkpoint
+    def _state_params(self):
+        params = self.get_params(deep=False)
+        return {k: repr(params[k]) for k in _STATE_PARAMS}
+
+    def _save_checkpoint(self):
+        if self.checkpoint is None:
+            return
+        state = dict(
+            version=_CHECKPOINT_VERSION,
+            params=self._state_params(),
+            classes=self.classes_.tolist(),
+            words=list(self._words),
+            a_pos=self._a_pos,
+            a_neg=self._a_neg,
+            untested=self._untested,
+            occ=self._occ,
+            doc_freq=self._doc_freq,
+            done=dict(self._done),
+            counters=dict(
+                n_documents_seen_=self.n_documents_seen_,
+                n_tokens_tested_=self.n_tokens_tested_,
+                n_model_calls_=self.n_model_calls_,
+                n_rows_predicted_=self.n_rows_predicted_,
+                elapsed_time_=self.elapsed_time_,
+            ),
+            history=list(self.history_),
+        )
+        path = os.fspath(self.checkpoint)
+        tmp = f"{path}.tmp{os.getpid()}"
+        joblib.dump(state, tmp)
+        os.replace(tmp, path)  # atomic: a crash never leaves a half-written checkpoint
+
+    def _load_checkpoint(self):
+        state = joblib.load(self.checkpoint)
+        if not isinstance(state, dict) or state.get("version") != _CHECKPOINT_VERSION:
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} is not a GlobalAnchorAggregator state."
+            )
+        mine = self._state_params()
+        diff = {k: (v, mine.get(k)) for k, v in state["params"].items() if mine.get(k) != v}
+        if diff:
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} was written with other parameters "
+                f"(saved, current): {diff}; use another checkpoint file or the same parameters."
+            )
+        if state["classes"] != self.classes_.tolist():
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} has classes {state['classes']}, the model "
+                f"{self.classes_.tolist()}."
+            )
+        self._words = list(state["words"])
+        self._index = {w: i for i, w in enumerate(self._words)}
+        for name in ("a_pos", "a_neg", "untested", "occ", "doc_freq"):
+            setattr(self, f"_{name}", np.asarray(state[name]))
+        self._pending = np.zeros(len(self._words), dtype=np.int64)
+        self._pending_c = np.zeros_like(self._a_pos)
+        self._done = Counter(state["done"])
+        self._replay = Counter(state["done"])
+        for name, value in state["counters"].items():
+            setattr(self, name, value)
+        self.history_ = list(state["history"])
+
+    def _record(self):
+        self.history_.append(
+            dict(
+                n_documents=self.n_documents_seen_,
+                elapsed_time=self.elapsed_time_,
+                n_rows_predicted=self.n_rows_predicted_,
+                n_tokens_tested=self.n_tokens_tested_,
+            )
+        )
+
+
+# ------------------------------------------------------------------------- workers
+def _test_chunk(sampler, model, items, params):
+    return [_test_document(sampler, model, *item, **params) for item in items]
+
+
+def _test_document(
+    sampler, model, document, target, seed, positions, taus, *, delta, sample_size, shared_pool
+):
+    """Anchor test of the given token positions of one document.
+
+    Returns ``(positions, is_anchor, n_rows_predicted, n_model_calls)``.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.size == 0:
+        return positions, np.zeros(0, dtype=bool), 0, 0
+    instance = sampler.instance(document)
+    rng = np.random.default_rng(seed)
+    store = SampleStore(instance, model.predict_index, int(target), rng)
+    candidates = [(int(p),) for p in positions]
+    keep = float(getattr(instance, "keep_proba", 0.5))
+    # The pool costs sample_size / keep rows and serves every token; it only pays off when the
+    # document has more than 1 / keep tokens to test (else forced draws are cheaper).
+    pooled = shared_pool and bool(getattr(instance, "exact_reuse", False))
+    pooled = pooled and len(candidates) * keep > 1.0
+    if pooled:
+        store.draw([((), int(math.ceil(sample_size / keep)))])
+        arms = CandidateArms(store, candidates)
+    else:
+        arms = CandidateArms(store, candidates, reuse="exact")
+    beta = math.log(1.0 / delta)
+    taus = np.asarray(taus, dtype=float)
+    eps = VALIDATION_TOLERANCE
+    cap = _MAX_ROUNDS * sample_size
+    while True:
+        n = arms.n_samples
+        mean = arms.n_positives / np.maximum(n, 1)
+        level = beta / np.maximum(n, 1)
+        lb = kl_lower_bound(mean, level)
+        ub = kl_upper_bound(mean, level)
+        undecided = ((mean >= taus) & (lb < taus - eps)) | ((mean < taus) & (ub >= taus + eps))
+        undecided = (undecided & (n < cap)) | (n == 0)
+        if not undecided.any():
+            break
+        arms.pull(np.flatnonzero(undecided), sample_size)
+    anchor = (mean >= taus) & (lb > taus - eps)
+    return positions, anchor, store.n_rows_predicted, store.n_model_calls

@@ -1,0 +1,391 @@
+"""GlobalAnchorAggregator and the aggregation functions (seed 001: Mor, Belinkov, Kimelfeld)."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from skanchors.aggregation import (
+    GlobalAnchorAggregator,
+    aggregate,
+    g_av,
+    g_base,
+    g_h,
+    g_pr,
+    g_sq,
+    inverse_pr,
+)
+from skanchors.metrics import aopc_k
+from skanchors.samplers import tokenize
+
+PLANTED = ("prize", "cash", "winner")
+FILLER = "alpha bravo delta echo golf hotel india kilo lima mike oscar papa romeo tango".split()
+STOP = ("the", "and", "to", "of")
+
+
+def make_docs(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    docs = []
+    for i in range(n):
+        words = list(rng.choice(FILLER, size=5)) + list(rng.choice(STOP, size=2))
+        if i % 3 == 0:
+            words.append(str(rng.choice(PLANTED)))
+        rng.shuffle(words)
+        docs.append(" ".join(words))
+    return docs
+
+
+class PlantedModel:
+    """Spam (0.9) iff a planted word is present, else 0.1; counts calls; can be armed to fail."""
+
+    classes_ = np.array(["ham", "spam"])
+
+    def __init__(self, words=PLANTED):
+        self.words = set(words)
+        self.calls = 0
+        self.fail = False
+
+    def predict_proba(self, X):
+        if self.fail:
+            raise RuntimeError("model crashed")
+        self.calls += 1
+        p = np.array(
+            [0.9 if self.words & {w.lower() for w, _, _ in tokenize(d)} else 0.1 for d in X]
+        )
+        return np.column_stack([1 - p, p])
+
+
+DOCS = make_docs()
+FAST = dict(k=3, min_count=2, sample_size=40, batch_size=10, random_state=0)
+
+
+def top_words(agg, label="spam"):
+    return [w for w, _ in agg.top_terms_[label]]
+
+
+# ----------------------------------------------------------------- aggregation functions
+A_POS = np.array([[4.0, 0.0], [1.0, 1.0], [0.0, 3.0], [1.0, 0.0]])
+A_NEG = np.array([[0.0, 2.0], [3.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+
+
+def test_sq_av_h_by_hand():
+    assert g_sq(A_POS)[:, 0].tolist() == [2.0, 1.0, 0.0, 1.0]
+    av = g_av(A_POS, A_NEG)
+    assert av[:, 0].tolist() == [1.0, 0.25, 0.0, 1.0]
+    assert av[:, 1].tolist() == [0.0, 0.5, 1.0, 0.0]
+    # h: entropies of (1, 0), (.5, .5), (0, 1), (1, 0) -> 0, log 2, 0, 0 -> factor 1, 0, 1, 1
+    np.testing.assert_allclose(g_h(A_POS), [[2, 0], [0, 0], [0, np.sqrt(3)], [1, 0]])
+
+
+def test_pr_by_hand():
+    # class 0: sum A+ = 6, sum A- = 4; q~ = 2 A+/6 - A-/4
+    q = np.array([8 / 6, 2 / 6 - 3 / 4, -1 / 4, 2 / 6])
+    b = abs(q.min())
+    words = np.array([True, True, True, True])
+    expected = (q + b) / (q.sum() + b * words.sum())
+    np.testing.assert_allclose(g_pr(A_POS, A_NEG)[:, 0], expected)
+    assert g_pr(A_POS, A_NEG)[:, 0].sum() == pytest.approx(1.0)
+    # alpha = 1: q~ = A+ / sum A+, already a distribution (q_min = 0)
+    np.testing.assert_allclose(g_pr(A_POS, A_NEG, alpha=1.0)[:, 0], A_POS[:, 0] / 6)
+    np.testing.assert_allclose(inverse_pr(A_POS, A_NEG)[[0, 2, 3], 0], 1 / expected[[0, 2, 3]])
+    assert inverse_pr(A_POS, A_NEG)[1, 0] == np.inf  # q_min gets probability 0
+    # W(S[c]) given: a word absent from the class is not ranked
+    present = np.array([[1, 1], [1, 1], [1, 1], [0, 1]], dtype=bool)
+    assert np.isnan(g_pr(A_POS, A_NEG, present=present)[3, 0])
+
+
+def test_base_and_min_count_by_hand():
+    df = np.array([[3, 1], [0, 2], [0, 0]])
+    out = g_base(df)
+    assert out[:2].tolist() == [[0.75, 0.25], [0.0, 1.0]]
+    assert np.isnan(out[2]).all()
+    # G_av^+5: words with fewer than 5 occurrences are not ranked
+    av5 = aggregate("av", A_POS, A_NEG, min_count=5)
+    assert np.isnan(av5[[2, 3]]).all()  # 4 and 2 occurrences
+    assert av5[:2].tolist() == [[1.0, 0.0], [0.25, 0.5]]
+    with pytest.raises(ValueError, match="aggregation must be one of"):
+        aggregate("mean", A_POS, A_NEG)
+    with pytest.raises(ValueError, match="alpha"):
+        g_pr(A_POS, A_NEG, alpha=0)
+
+
+# ----------------------------------------------------------------- the aggregator
+@pytest.fixture(scope="module")
+def fitted():
+    return GlobalAnchorAggregator(PlantedModel(), **FAST).fit(DOCS)
+
+
+def test_planted_words_are_the_top_of_pr(fitted):
+    assert sorted(top_words(fitted)) == sorted(PLANTED)
+    for terms in fitted.top_terms_.values():
+        assert not {w for w, _ in terms} & set(STOP)
+    assert fitted.scores_.loc[list(STOP)].isna().all().all()
+    assert fitted.positive_counts_.loc[list(STOP)].to_numpy().sum() == 0
+    assert fitted.untested_counts_.loc["the"].sum() > 0
+    assert fitted.n_documents_seen_ == len(DOCS)
+
+
+def test_inverse_pr_scores_lower_aopc_than_pr(fitted):
+    model = PlantedModel()
+    pr = aopc_k(model, DOCS, fitted.compute_top_terms("pr"), k=3)
+    inv = aopc_k(model, DOCS, fitted.compute_top_terms("inverse_pr"), k=3)
+    assert pr > inv + 0.1
+    assert fitted.score(DOCS) == pytest.approx(pr)
+
+
+def test_naive_per_token_test_finds_the_same_words_with_more_rows(fitted):
+    naive = GlobalAnchorAggregator(
+        PlantedModel(),
+        shared_pool=False,
+        candidate_filtering=False,
+        adaptive_threshold=False,
+        **FAST,
+    ).fit(DOCS)
+    assert sorted(top_words(naive)) == sorted(PLANTED)
+    assert naive.n_rows_predicted_ > 1.5 * fitted.n_rows_predicted_
+
+
+def test_every_switch_changes_the_work():
+    base = dict(FAST, candidate_filtering=False, adaptive_threshold=False)
+    ref = GlobalAnchorAggregator(PlantedModel(), **base).fit(DOCS)
+    for change in (
+        dict(shared_pool=False),
+        dict(candidate_filtering=True),
+        dict(stop_words=None),
+        dict(min_count=30),
+        dict(delta=0.01),
+        dict(threshold=0.5, min_threshold=0.5),
+        dict(sample_size=20),
+        dict(max_documents=20),
+    ):
+        other = GlobalAnchorAggregator(PlantedModel(), **{**base, **change}).fit(DOCS)
+        work = (other.n_rows_predicted_, other.n_tokens_tested_, other.n_model_calls_)
+        assert work != (ref.n_rows_predicted_, ref.n_tokens_tested_, ref.n_model_calls_), change
+    # the order matters once decisions depend on the state (candidate filtering)
+    runs = [
+        GlobalAnchorAggregator(PlantedModel(), order=o, **FAST).fit(DOCS).n_tokens_tested_
+        for o in ("confidence", "given", "random")
+    ]
+    assert len(set(runs)) > 1
+    base_agg = GlobalAnchorAggregator(PlantedModel(), aggregation="base", **FAST).fit(DOCS)
+    assert base_agg.n_rows_predicted_ == 0 and sorted(top_words(base_agg)) == sorted(PLANTED)
+
+
+def test_adaptive_threshold_lowers_tau_for_anchor_words():
+    agg = GlobalAnchorAggregator(PlantedModel(), **FAST).fit(DOCS)
+    tau = agg._adaptive_tau(agg._n_known())
+    spam = list(agg.classes_).index("spam")
+    assert tau.min() >= agg.min_threshold
+    assert tau[agg._index["prize"], spam] < agg.threshold - 0.1
+    assert tau[agg._index["alpha"], spam] == pytest.approx(agg.threshold)
+
+
+def test_partial_fit_over_batches_equals_fit():
+    params = dict(FAST, candidate_filtering=False, adaptive_threshold=False, min_count=1)
+    full = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
+    part = GlobalAnchorAggregator(PlantedModel(), **params)
+    for chunk in (DOCS[:7], DOCS[7:33], DOCS[33:]):
+        part.partial_fit(chunk)
+    for attr in ("positive_counts_", "negative_counts_", "untested_counts_"):
+        a = getattr(full, attr).sort_index()
+        b = getattr(part, attr).sort_index()
+        assert a.equals(b), attr
+    assert part.top_terms_ == full.top_terms_
+    assert part.n_documents_seen_ == full.n_documents_seen_ == len(DOCS)
+    # with every optimisation on, fit(X) is partial_fit(X) from a fresh state
+    a = GlobalAnchorAggregator(PlantedModel(), **FAST).fit(DOCS)
+    b = GlobalAnchorAggregator(PlantedModel(), **FAST).partial_fit(DOCS)
+    assert a.top_terms_ == b.top_terms_ and a.n_rows_predicted_ == b.n_rows_predicted_
+
+
+def test_same_result_for_any_n_jobs(fitted):
+    par = GlobalAnchorAggregator(PlantedModel(), n_jobs=2, **FAST).fit(DOCS)
+    assert par.top_terms_ == fitted.top_terms_
+    assert par.positive_counts_.equals(fitted.positive_counts_)
+
+
+def test_dask_local_cluster_gives_the_same_top_terms(fitted):
+    distributed = pytest.importorskip("dask.distributed")
+    from joblib import parallel_config
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        with parallel_config(backend="dask"):
+            agg = GlobalAnchorAggregator(PlantedModel(), n_jobs=2, **FAST).fit(DOCS)
+    assert agg.top_terms_ == fitted.top_terms_
+    assert agg.n_rows_predicted_ == fitted.n_rows_predicted_
+
+
+def test_model_error_keeps_finished_batches():
+    model = PlantedModel()
+    seen = []
+
+    def arm(agg):
+        seen.append(agg.n_documents_seen_)
+        if len(seen) == 2:
+            model.fail = True
+
+    agg = GlobalAnchorAggregator(model, callback=arm, **FAST)
+    with pytest.raises(RuntimeError, match="model crashed"):
+        agg.fit(DOCS)
+    assert seen == [10, 20]
+    assert agg.n_documents_seen_ == 20
+    assert agg.document_counts_.to_numpy().sum() > 0
+    assert len(agg.history_) == 2 and set(agg.top_terms_) == {"ham", "spam"}
+
+
+def test_max_time_and_callback_stop_cleanly():
+    agg = GlobalAnchorAggregator(PlantedModel(), max_time=1e-9, **FAST).fit(DOCS)
+    assert agg.stopped_early_ and agg.n_documents_seen_ == 10
+    assert set(agg.top_terms_) == {"ham", "spam"}
+    calls = []
+    agg = GlobalAnchorAggregator(
+        PlantedModel(),
+        callback=lambda a: calls.append(a.n_documents_seen_) or len(calls) == 3,
+        **FAST,
+    ).fit(DOCS)
+    assert calls == [10, 20, 30] and agg.n_documents_seen_ == 30 and agg.stopped_early_
+
+
+def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path, fitted):
+    path = tmp_path / "state.joblib"
+    first = GlobalAnchorAggregator(
+        PlantedModel(), checkpoint=str(path), callback=lambda a: a.n_documents_seen_ >= 30, **FAST
+    ).fit(DOCS)
+    assert first.stopped_early_ and path.exists()
+    model = PlantedModel()
+    resumed = GlobalAnchorAggregator(model, checkpoint=str(path), **FAST).fit(DOCS)
+    assert resumed.n_documents_seen_ == len(DOCS)
+    assert resumed.top_terms_ == fitted.top_terms_
+    assert resumed.positive_counts_.sort_index().equals(fitted.positive_counts_.sort_index())
+    assert resumed.n_rows_predicted_ == fitted.n_rows_predicted_
+    with pytest.raises(ValueError, match="other parameters"):
+        GlobalAnchorAggregator(PlantedModel(), checkpoint=str(path), **{**FAST, "k": 5}).fit(DOCS)
+    state = pickle.dumps(resumed)  # the fitted aggregator pickles (model included)
+    assert pickle.loads(state).top_terms_ == resumed.top_terms_
+
+
+def test_verbose_shows_progress_with_top_words(capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name.startswith("tqdm"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    GlobalAnchorAggregator(PlantedModel(), verbose=1, **FAST).fit(DOCS[:20])
+    out = capsys.readouterr().out
+    assert "20 documents" in out and "spam:" in out
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    pytest.importorskip("tqdm")
+    GlobalAnchorAggregator(PlantedModel(), verbose=1, **FAST).fit(DOCS[:20])
+    assert "global anchors" in capsys.readouterr().err
+
+
+def test_transform_score_gridsearch_and_clone(fitted):
+    Xt = fitted.transform(["a prize and cash", "nothing here"])
+    names = fitted.get_feature_names_out().tolist()
+    assert Xt.shape == (2, len(names))
+    assert Xt[0, names.index("prize")] == 1 and Xt[1].sum() == 0
+    model = PlantedModel()
+    agg = GlobalAnchorAggregator(model, **FAST)
+    twin = clone(agg)
+    assert twin.estimator is model and twin.get_params()["k"] == 3
+    search = GridSearchCV(agg, {"delta": [0.1, 0.4]}, cv=2).fit(DOCS)
+    assert search.best_score_ > 0.05
+    assert search.best_estimator_.estimator is model
+
+
+@pytest.mark.parametrize(
+    "params, X, error, match",
+    [
+        ({}, [], ValueError, "X contains no documents"),
+        ({}, ["ok", 3], TypeError, r"X\[1\]"),
+        ({}, "one string", TypeError, "single string"),
+        ({"k": 0}, DOCS, ValueError, "'k' parameter"),
+        ({"aggregation": "mean"}, DOCS, ValueError, "'aggregation' parameter"),
+        ({"alpha": 0.0}, DOCS, ValueError, "'alpha' parameter"),
+        ({"alpha": 1.5}, DOCS, ValueError, "'alpha' parameter"),
+        ({"delta": 1.0}, DOCS, ValueError, "'delta' parameter"),
+        ({"min_threshold": 0.99}, DOCS, ValueError, "min_threshold=0.99 must not exceed"),
+        ({"batch_size": 0}, DOCS, ValueError, "'batch_size' parameter"),
+        ({"stop_words": "french"}, DOCS, ValueError, "'stop_words' parameter"),
+    ],
+)
+def test_bad_input_names_the_argument(params, X, error, match):
+    with pytest.raises(error, match=match):
+        GlobalAnchorAggregator(PlantedModel(), **params).fit(X)
+
+
+def test_unfitted_and_wordless_documents():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        GlobalAnchorAggregator(PlantedModel()).transform(["x"])
+    agg = GlobalAnchorAggregator(PlantedModel(), **FAST).fit(DOCS[:10] + ["?!", ""])
+    assert agg.n_documents_seen_ == 12
+
+
+def test_hugging_face_classifier_and_masked_lm_sampler(hf):
+    from hf_models import CORPUS
+
+    from skanchors import HFTextClassifier
+    from skanchors.samplers import MaskedLMSampler
+
+    clf = HFTextClassifier(hf["clf"])
+    sampler = MaskedLMSampler(hf["bert_mlm"], top_k=10, batch_size=32)
+    agg = GlobalAnchorAggregator(
+        clf, sampler=sampler, k=3, min_count=1, sample_size=16, batch_size=5, random_state=0
+    ).fit(CORPUS[:6])
+    assert set(agg.top_terms_) == {"zeta", "alpha"}
+    assert agg.n_documents_seen_ == 6 and agg.n_rows_predicted_ > 0
+
+
+def test_cli_global_writes_table_json_and_html(tmp_path, capfd):
+    import json
+
+    import joblib
+    import pandas as pd
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from skanchors.cli import main
+
+    labels = [int(bool(set(d.split()) & set(PLANTED))) for d in DOCS]
+    model = make_pipeline(CountVectorizer(), LogisticRegression(C=10)).fit(DOCS, labels)
+    joblib.dump(model, tmp_path / "model.joblib")
+    pd.DataFrame({"id": range(len(DOCS)), "text": DOCS}).to_csv(tmp_path / "d.tsv", sep="\t")
+    code = main(
+        [
+            "global",
+            "--model",
+            str(tmp_path / "model.joblib"),
+            "--data",
+            str(tmp_path / "d.tsv"),
+            "--text-column",
+            "text",
+            "-k",
+            "3",
+            "--json",
+            str(tmp_path / "t.json"),
+            "--html",
+            str(tmp_path / "t.html"),
+            "--batch-size",
+            "20",
+        ]
+    )
+    assert code == 0 and "class 1" in capfd.readouterr().out
+    top = json.loads((tmp_path / "t.json").read_text())
+    assert {d["word"] for d in top["1"]} <= set(PLANTED) | set(FILLER)
+    html = (tmp_path / "t.html").read_text()
+    assert html.count("<svg") == 2 and "<script" not in html
