@@ -7,7 +7,7 @@ features that need them.
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate
 from ._pick import SubmodularPick, pick
-from .aggregation import GlobalAnchorAggregator
+from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
 from .explainer import AnchorExplainer, NoAnchorWarning
 from .lime import LimeExplainer, LimeExplanation
 from .models import HFTextClassifier
@@ -19,6 +19,7 @@ __all__ = [
     "AnchorExplainer",
     "BatchSAR",
     "GlobalAnchorAggregator",
+    "GlobalLimeAggregator",
     "HFTextClassifier",
     "KLLUCB",
     "LimeExplainer",

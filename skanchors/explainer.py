@@ -6,19 +6,18 @@ import time
 import warnings
 from numbers import Integral, Real
 
-import joblib
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone, is_regressor
+from sklearn.base import _fit_context, clone, is_regressor
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._bandit import kl_lower_bound, kl_upper_bound, make_bandit
+from ._base import BaseExplainer, concat_rows, row_seed, take_rows
 from ._explanation import Anchor, Step
 from ._search import beam_search
 from .models import RegressionModel, as_probability_model
-from .samplers.tabular import TabularSampler
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
 
@@ -29,7 +28,7 @@ class NoAnchorWarning(UserWarning):
     """No candidate rule reached the precision threshold; the best one is returned."""
 
 
-class AnchorExplainer(TransformerMixin, BaseEstimator):
+class AnchorExplainer(BaseExplainer):
     """Explain a classifier's predictions with anchors: rules that hold the prediction in place.
 
     An anchor of an instance ``x`` is a set of predicates ``A`` that ``x`` satisfies such that,
@@ -192,52 +191,6 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_clone__(self):
-        # The model is the thing being explained: a clone must explain the *same fitted* model,
-        # so it is shared, never cloned (cloning would return an unfitted copy).
-        params = self.get_params(deep=False)
-        estimator = params.pop("estimator")
-        return type(self)(estimator, **{k: clone(v, safe=False) for k, v in params.items()})
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.requires_fit = True
-        # transform() returns a 0/1 indicator of anchor features whatever the input dtype.
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
-    # -------------------------------------------------------------------- fitting
-    def _make_sampler(self, X):
-        tabular_defaults = (
-            isinstance(self.discretizer, str)
-            and self.discretizer == "quartile"
-            and isinstance(self.categorical_features, str)
-            and self.categorical_features == "auto"
-        )
-        if self.sampler is not None:
-            if not tabular_defaults:
-                raise ValueError(
-                    "discretizer and categorical_features configure the default tabular "
-                    "sampler; with a custom sampler, set them on the sampler and leave these "
-                    "at their defaults."
-                )
-            return clone(self.sampler)
-        if _is_text(X):
-            if not tabular_defaults:
-                raise ValueError(
-                    "discretizer and categorical_features apply to tabular data; X holds "
-                    "documents. Leave them at their defaults or pass X as a table."
-                )
-            from .samplers.text import CorpusSampler
-
-            return CorpusSampler()
-        return TabularSampler(
-            discretizer=self.discretizer, categorical_features=self.categorical_features
-        )
-
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
         """Learn the reference distribution of perturbations from ``X``.
@@ -301,7 +254,7 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         else:
             if self.model_.classes_ is None:
                 rows = self.sampler_.split(X)[:1]
-                self.model_.predict_proba(self.sampler_.to_model_input(_concat(rows)))
+                self.model_.predict_proba(self.sampler_.to_model_input(concat_rows(rows)))
             self.classes_ = self.model_.classes_
         if hasattr(self.sampler_, "n_features_in_"):
             self.n_features_in_ = self.sampler_.n_features_in_
@@ -360,7 +313,7 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         # Each row's seed depends on random_state and on the row's content only, so a row gets
         # the same anchor whether it is explained alone or in a batch, with any n_jobs.
         base = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        seeds = np.array([_row_seed(base, r) for r in rows], dtype=np.int64)
+        seeds = np.array([row_seed(base, r) for r in rows], dtype=np.int64)
         params = dict(
             threshold=self.threshold,
             delta=self.delta,
@@ -494,7 +447,7 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
         predicted = task.outcomes(model_input, self)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoAnchorWarning)
-            anchors = self.explain(_take(model_input, chosen))
+            anchors = self.explain(take_rows(model_input, chosen))
         values = []
         for i, anchor in zip(chosen, anchors):
             mask = anchor.covers(model_input)
@@ -505,50 +458,6 @@ class AnchorExplainer(TransformerMixin, BaseEstimator):
             precision = float(np.mean(task.agrees(predicted[mask], anchor.prediction)))
             values.append(float(mask.mean()) if precision >= self.threshold else 0.0)
         return float(np.mean(values))
-
-
-def _is_text(X):
-    """Whether X is a collection of documents (1-d, every element a str)."""
-    import pandas as pd
-
-    if isinstance(X, pd.DataFrame):
-        return False
-    if isinstance(X, pd.Series):
-        values = X.to_numpy()
-    elif isinstance(X, (list, tuple, np.ndarray)):
-        values = X
-    else:
-        return False
-    if isinstance(values, np.ndarray) and values.ndim != 1:
-        return False
-    return len(values) > 0 and all(isinstance(v, str) for v in values)
-
-
-def _row_seed(base, row):
-    import pandas as pd
-
-    values = row.astype(object).to_numpy() if isinstance(row, pd.DataFrame) else row
-    return int(joblib.hash((base, values))[:8], 16)
-
-
-def _take(X, indices):
-    import pandas as pd
-
-    if isinstance(X, pd.DataFrame):
-        return X.iloc[indices]
-    if isinstance(X, np.ndarray):
-        return X[indices]
-    return [X[i] for i in indices]
-
-
-def _concat(rows):
-    import pandas as pd
-
-    if rows and isinstance(rows[0], pd.DataFrame):
-        return pd.concat(rows)
-    if rows and isinstance(rows[0], np.ndarray):
-        return np.concatenate(rows)
-    return list(rows)
 
 
 def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose):

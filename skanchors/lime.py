@@ -33,18 +33,17 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
-import joblib
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._base import BaseExplainer, concat_rows, row_seed
 from ._explanation import Predicate
 from .discretizers import format_value
 from .models import as_probability_model
-from .samplers.tabular import TabularSampler
 
 __all__ = ["LimeExplainer", "LimeExplanation"]
 
@@ -300,7 +299,7 @@ class LimeExplanation:
         return ax
 
 
-class LimeExplainer(TransformerMixin, BaseEstimator):
+class LimeExplainer(BaseExplainer):
     """Explain a classifier's predictions with LIME: sparse local linear surrogates.
 
     For each explained instance, perturbations are drawn with the same samplers as the anchors
@@ -450,50 +449,6 @@ class LimeExplainer(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_clone__(self):
-        # The model is the thing being explained: a clone shares the same fitted model.
-        params = self.get_params(deep=False)
-        estimator = params.pop("estimator")
-        return type(self)(estimator, **{k: clone(v, safe=False) for k, v in params.items()})
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.requires_fit = True
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
-    # ----------------------------------------------------------------------- fitting
-    def _make_sampler(self, X):
-        tabular_defaults = (
-            isinstance(self.discretizer, str)
-            and self.discretizer == "quartile"
-            and isinstance(self.categorical_features, str)
-            and self.categorical_features == "auto"
-        )
-        if self.sampler is not None:
-            if not tabular_defaults:
-                raise ValueError(
-                    "discretizer and categorical_features configure the default tabular "
-                    "sampler; with a custom sampler, set them on the sampler and leave these "
-                    "at their defaults."
-                )
-            return clone(self.sampler)
-        if _is_text(X):
-            if not tabular_defaults:
-                raise ValueError(
-                    "discretizer and categorical_features apply to tabular data; X holds "
-                    "documents. Leave them at their defaults or pass X as a table."
-                )
-            from .samplers.text import CorpusSampler
-
-            return CorpusSampler()
-        return TabularSampler(
-            discretizer=self.discretizer, categorical_features=self.categorical_features
-        )
-
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
         """Learn the reference distribution of perturbations from ``X``.
@@ -521,7 +476,7 @@ class LimeExplainer(TransformerMixin, BaseEstimator):
         self.sampler_ = self._make_sampler(X).fit(X)
         if self.model_.classes_ is None:
             first = self.sampler_.split(X)[:1]
-            self.model_.predict_proba(self.sampler_.to_model_input(_concat(first)))
+            self.model_.predict_proba(self.sampler_.to_model_input(concat_rows(first)))
         self.classes_ = self.model_.classes_
         for name in ("n_features_in_", "feature_names_in_"):
             value = getattr(self.sampler_, name, None)
@@ -568,7 +523,7 @@ class LimeExplainer(TransformerMixin, BaseEstimator):
         rows = self.sampler_.split(X)
         targets = self._targets(len(rows), y)
         base = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        seeds = np.array([_row_seed(base, r) for r in rows], dtype=np.int64)
+        seeds = np.array([row_seed(base, r, salt="lime") for r in rows], dtype=np.int64)
         params = dict(
             n_samples=int(self.n_samples),
             n_features=int(self.n_features),
@@ -659,42 +614,10 @@ class LimeExplainer(TransformerMixin, BaseEstimator):
 
 
 # ------------------------------------------------------------------------------ helpers
-def _is_text(X):
-    """Whether X is a collection of documents (1-d, every element a str)."""
-    import pandas as pd
-
-    if isinstance(X, pd.DataFrame):
-        return False
-    if isinstance(X, pd.Series):
-        values = X.to_numpy()
-    elif isinstance(X, (list, tuple, np.ndarray)):
-        values = X
-    else:
-        return False
-    if isinstance(values, np.ndarray) and values.ndim != 1:
-        return False
-    return len(values) > 0 and all(isinstance(v, str) for v in values)
 
 
 def _is_text_sampler(sampler):
     return getattr(sampler, "vocabulary_", None) is not None
-
-
-def _row_seed(base, row):
-    import pandas as pd
-
-    values = row.astype(object).to_numpy() if isinstance(row, pd.DataFrame) else row
-    return int(joblib.hash(("lime", base, values))[:8], 16)
-
-
-def _concat(rows):
-    import pandas as pd
-
-    if rows and isinstance(rows[0], pd.DataFrame):
-        return pd.concat(rows, ignore_index=True)
-    if rows and isinstance(rows[0], np.ndarray):
-        return np.concatenate(rows)
-    return [r for part in rows for r in ([part] if isinstance(part, str) else part)]
 
 
 def _components(instance):
@@ -858,7 +781,7 @@ def _explain_one(sampler, model, row, target, seed, params):
     if own_keys is not None:
         inputs = instance.decode(np.vstack([own_keys, keys]))
     else:
-        inputs = _concat([own_input, instance.decode(keys)])
+        inputs = concat_rows([own_input, instance.decode(keys)])
     proba, n_calls = _predict(model, inputs)
     if target < 0:
         target = int(np.argmax(proba[0]))

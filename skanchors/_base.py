@@ -1,0 +1,114 @@
+"""What every explainer shares: the model is shared by clones, samplers follow the data.
+
+:class:`BaseExplainer` holds the estimator plumbing of :class:`~skanchors.AnchorExplainer` and
+:class:`~skanchors.LimeExplainer`; the helpers below split, seed and rebuild the inputs the
+same way for both.
+"""
+
+from __future__ import annotations
+
+import joblib
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+
+from .samplers.tabular import TabularSampler
+
+__all__ = ["BaseExplainer", "concat_rows", "is_text", "row_seed", "take_rows"]
+
+
+class BaseExplainer(TransformerMixin, BaseEstimator):
+    """Shared behaviour of the local explainers.
+
+    Subclasses store ``estimator``, ``sampler``, ``discretizer`` and ``categorical_features``.
+    """
+
+    def __sklearn_clone__(self):
+        # The model is the thing being explained: a clone must explain the *same fitted* model,
+        # so it is shared, never cloned (cloning would return an unfitted copy).
+        params = self.get_params(deep=False)
+        estimator = params.pop("estimator")
+        return type(self)(estimator, **{k: clone(v, safe=False) for k, v in params.items()})
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.requires_fit = True
+        # transform() returns explanation numbers whatever the input dtype.
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    def _make_sampler(self, X):
+        """The sampler for ``X``: the user's, else text or tabular by the data."""
+        tabular_defaults = (
+            isinstance(self.discretizer, str)
+            and self.discretizer == "quartile"
+            and isinstance(self.categorical_features, str)
+            and self.categorical_features == "auto"
+        )
+        if self.sampler is not None:
+            if not tabular_defaults:
+                raise ValueError(
+                    "discretizer and categorical_features configure the default tabular "
+                    "sampler; with a custom sampler, set them on the sampler and leave these "
+                    "at their defaults."
+                )
+            return clone(self.sampler)
+        if is_text(X):
+            if not tabular_defaults:
+                raise ValueError(
+                    "discretizer and categorical_features apply to tabular data; X holds "
+                    "documents. Leave them at their defaults or pass X as a table."
+                )
+            from .samplers.text import CorpusSampler
+
+            return CorpusSampler()
+        return TabularSampler(
+            discretizer=self.discretizer, categorical_features=self.categorical_features
+        )
+
+
+def is_text(X):
+    """Whether X is a collection of documents (1-d, every element a str)."""
+    if isinstance(X, pd.DataFrame):
+        return False
+    if isinstance(X, pd.Series):
+        values = X.to_numpy()
+    elif isinstance(X, (list, tuple, np.ndarray)):
+        values = X
+    else:
+        return False
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        return False
+    return len(values) > 0 and all(isinstance(v, str) for v in values)
+
+
+def row_seed(base, row, salt=""):
+    """Seed of one row from ``base`` and the row's content only.
+
+    A row then gets the same explanation whether it is explained alone or in a batch, with
+    any ``n_jobs``.
+    """
+    values = row.astype(object).to_numpy() if isinstance(row, pd.DataFrame) else row
+    key = (salt, base, values) if salt else (base, values)
+    return int(joblib.hash(key)[:8], 16)
+
+
+def take_rows(X, indices):
+    """Rows ``indices`` of a DataFrame, array or list of documents."""
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[indices]
+    if isinstance(X, np.ndarray):
+        return X[indices]
+    return [X[i] for i in indices]
+
+
+def concat_rows(rows):
+    """Concatenate single rows (1-row frames or arrays) or documents into one input."""
+    if rows and isinstance(rows[0], pd.DataFrame):
+        return pd.concat(rows, ignore_index=True)
+    if rows and isinstance(rows[0], np.ndarray):
+        return np.concatenate(rows)
+    return [r for part in rows for r in ([part] if isinstance(part, str) else part)]

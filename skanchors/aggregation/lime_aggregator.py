@@ -1,0 +1,664 @@
+"""GlobalLimeAggregator: anytime top-k words per class from LIME weights.
+
+The LIME counterpart of :class:`~skanchors.aggregation.GlobalAnchorAggregator`: every document
+is explained by :class:`~skanchors.LimeExplainer` for the class the model predicts, and the
+weights are aggregated into a global score per word and class with the aggregations of van der
+Linden, Haned and Kanoulas (2019) (:mod:`~skanchors.aggregation.lime_functions`). The top terms
+are scored by the same AOPC^k (:func:`skanchors.metrics.aopc_k`), so LIME-based and
+anchor-based global terms of one model can be compared on the same documents.
+
+Decisions the papers leave open
+-------------------------------
+Weight of a word in a document.
+    LIME's interpretable features are word *positions*; a word's weight in a document is the
+    sum over its positions (as :meth:`LimeExplainer.transform
+    <skanchors.LimeExplainer.transform>`), 0 where K-Lasso did not select it. With
+    ``lowercase`` the positions of ``"Free"`` and ``"free"`` are summed into one word.
+Which class is explained.
+    Each document is explained for its predicted class ``c`` and counts only in ``c``
+    (``S[c]``, as the anchor aggregator and AOPC^k). For two classes the weights for the other
+    class are the same with the opposite sign, so nothing is lost.
+Top terms support the class.
+    A word is ranked for ``c`` only when its summed weight over ``S[c]`` is positive
+    (``sum_d w_{d,j} > 0``): SP-LIME's ``sqrt`` sums *absolute* weights, so without this a word
+    that consistently pushes *away* from ``c`` (e.g. a ham word inside a spam message) could be
+    a top term of ``c``. The same rule holds for every aggregation (it is implied by a positive
+    ``average``), the analogue of "an anchor at least once" in the anchor aggregator.
+Filters.
+    Every word position is a LIME feature (stop words included: removing them is part of the
+    perturbation); stop words and words with fewer than ``min_count`` occurrences in the
+    documents seen are never ranked, and ``"homogeneity"`` takes its entropy range over the
+    ranked words only, so stop words do not set ``H_max``.
+Batches, ``fit`` and ``partial_fit``.
+    Documents are processed in batches of ``batch_size`` in descending model confidence;
+    :attr:`top_terms_` is current after each batch. Each document's perturbations are seeded
+    from its text and ``random_state``, and its weights depend on nothing else, so results are
+    identical for any ``n_jobs``, and ``partial_fit`` over any split of a collection gives
+    exactly the sums of ``fit`` on the whole of it (when the sampler needs no reference data,
+    as the default :class:`~skanchors.samplers.UnkSampler`). The sums are updated only when a
+    batch is complete: an exception leaves every earlier batch counted.
+Cost.
+    LIME costs ``n_samples + 1`` model rows per document, whatever the aggregation; all
+    aggregations can be read from one run (:meth:`GlobalLimeAggregator.compute_top_terms`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..lime import LimeExplainer
+from ..models import as_probability_model
+from ..samplers.text import check_documents, tokenize
+from .lime_functions import LIME_AGGREGATIONS, aggregate_lime
+
+__all__ = ["GlobalLimeAggregator"]
+
+
+class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
+    r"""Anytime global explanation of a text classifier from LIME: the top-k words per class.
+
+    Every document ``d`` is explained by LIME (:class:`~skanchors.LimeExplainer`, K-Lasso on
+    ``n_samples`` perturbations) for the class ``c`` the model predicts; with ``w_{d,j}`` the
+    weight of word ``j`` in ``d`` and ``S[c]`` the documents predicted ``c``, the weights are
+    aggregated with one of the global aggregations of van der Linden, Haned and Kanoulas
+    (2019):
+
+    - ``"sqrt"`` (SP-LIME's global importance, Ribeiro et al. 2016):
+      :math:`I_j^c = \sqrt{\sum_{d \in S[c]} |w_{d,j}|}`;
+    - ``"average"`` (global average importance, signed):
+      :math:`A_j^c = \frac{1}{|\{d \in S[c]: j \in d\}|} \sum_{d \in S[c]} w_{d,j}`;
+    - ``"homogeneity"`` (homogeneity-weighted importance):
+      :math:`p_j^c = I_j^c / \sum_{c'} I_j^{c'}`, :math:`H_j = -\sum_c p_j^c \log p_j^c`,
+      :math:`H_j^c = \left(1 - \frac{H_j - H_{\min}}{H_{\max} - H_{\min}}\right) I_j^c`
+      (the min and max over the words not filtered out as stop words or rare).
+
+    The ``k`` best words of each class with :math:`\sum_{d \in S[c]} w_{d,j} > 0` (words that
+    push towards ``c``) are :attr:`top_terms_`. The answer is *anytime*: it is current after
+    every batch, so a run can be stopped (``max_time``, ``callback``, an exception). See
+    :mod:`skanchors.aggregation.lime_aggregator` for the decisions behind it.
+
+    Parameters
+    ----------
+    estimator : fitted text classifier or callable
+        Anything with ``predict_proba`` on a list of str, or a callable returning
+        probabilities. Only called, never refitted; classes are the model's *predicted* ones.
+    aggregation : {"sqrt", "average", "homogeneity"}, default="sqrt"
+        Score of a word for a class (:mod:`skanchors.aggregation.lime_functions`).
+    k : int >= 1, default=20
+        Number of top terms per class.
+    n_samples : int >= 1, default=1000
+        LIME perturbations per document (the LIME package uses 5000; 1000 is much faster and
+        ranks the few words of a short document as well).
+    n_features : int >= 1, default=10
+        LIME's K: at most this many words of a document get a nonzero weight.
+    feature_selection : {"auto", "lasso_path", "forward_selection", "highest_weights", \
+"none"}, default="auto"
+        K-Lasso's feature selection (see :class:`~skanchors.LimeExplainer`).
+    kernel_width : float > 0 or None, default=None
+        LIME's kernel width; ``None`` is 25 on the cosine distance times 100.
+    sampler : text sampler or None, default=None
+        Perturbation distribution, as for the anchor aggregator:
+        :class:`~skanchors.samplers.UnkSampler` (default: words become ``"UNK"``),
+        :class:`~skanchors.samplers.CorpusSampler` or
+        :class:`~skanchors.samplers.MaskedLMSampler`. An unfitted sampler is fitted on the
+        documents of the first ``fit`` / ``partial_fit``; a fitted one is used as is.
+    stop_words : "english", collection of str or None, default="english"
+        Words never ranked (compared lowercased); "english" is scikit-learn's list.
+    min_count : int >= 1, default=5
+        Words with fewer occurrences in the documents seen are not ranked.
+    lowercase : bool, default=True
+        Aggregate ``"Free"`` and ``"free"`` as one word.
+    max_documents : int >= 1 or None, default=None
+        Explain a random sample of at most this many documents (over all calls).
+    order : {"confidence", "given", "random"}, default="confidence"
+        Processing order of the documents of a call.
+    batch_size : int >= 1, default=50
+        Documents per anytime step (state, ``verbose`` and ``callback`` after each).
+    removal : "delete" or str, default="delete"
+        How :meth:`score` removes top terms (deletion or a replacement token).
+    max_time : float > 0 or None, default=None
+        Seconds; after the batch that crosses it, ``fit`` / ``partial_fit`` stops with the
+        current answer (``stopped_early_`` is True).
+    callback : callable or None, default=None
+        Called as ``callback(aggregator)`` after each batch; returning True stops the run.
+    n_jobs : int or None, default=None
+        Documents of a batch are explained in parallel with joblib; results do not depend on it.
+    random_state : int, RandomState or None, default=None
+        Seeds the perturbations (per document, from its text) and the document sampling.
+    verbose : int, default=0
+        Progress bar (tqdm, when installed) or one line per batch, with the current top words.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    top_terms_ : dict
+        ``{class: [(word, score), ...]}``, best first, at most ``k`` per class.
+    scores_ : pandas.DataFrame
+        Score of every word (rows) for every class (columns); NaN where the word is filtered
+        out or in no document of the class (a word with a score may still not be ranked: its
+        summed weight must be positive).
+    weight_sums_, abs_weight_sums_ : pandas.DataFrame
+        ``sum_{d in S[c]} w_{d,j}`` and ``sum_{d in S[c]} |w_{d,j}|``, word x class.
+    document_counts_ : pandas.DataFrame
+        Documents of each class containing each word.
+    selected_counts_ : pandas.DataFrame
+        Documents of each class in which LIME gave the word a nonzero weight.
+    occurrence_counts_ : pandas.Series
+        Occurrences of each word in the documents seen (for ``min_count``).
+    mean_local_fidelity_ : float
+        Mean weighted R^2 of the local surrogates (NaN before any document with words).
+    n_documents_seen_ : int
+        Documents processed (those without any word count, with no weights).
+    n_model_calls_, n_rows_predicted_ : int
+        Model calls and rows predicted by LIME (the ordering by confidence is not counted).
+    elapsed_time_ : float
+        Seconds spent explaining and aggregating, over all calls.
+    history_ : list of dict
+        One entry per batch: documents seen, elapsed time, rows predicted.
+    stopped_early_ : bool
+    model_ : ProbabilityModel
+    sampler_ : fitted sampler
+    explainer_ : LimeExplainer
+        The fitted explainer, e.g. to look at one document: ``explainer_.explain([doc])``.
+
+    See Also
+    --------
+    GlobalAnchorAggregator : the same question answered with one-word anchors.
+    skanchors.LimeExplainer : the local explanations aggregated here.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skanchors.aggregation.lime_aggregator import GlobalLimeAggregator
+    >>> def model(texts):  # spam iff "prize" or "cash" is in the message
+    ...     p = np.array([0.9 if {"prize", "cash"} & set(t.split()) else 0.1 for t in texts])
+    ...     return np.column_stack([1 - p, p])
+    >>> docs = ["win a prize today", "cash for you now", "see you at lunch today",
+    ...         "lunch now or later", "claim your cash prize"] * 4
+    >>> agg = GlobalLimeAggregator(model, k=2, n_samples=200, min_count=1,
+    ...                            random_state=0).fit(docs)
+    >>> [w for w, _ in agg.top_terms_[1]]
+    ['cash', 'prize']
+    >>> agg.n_documents_seen_
+    20
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["predict_proba"]), callable],
+        "aggregation": [StrOptions(set(LIME_AGGREGATIONS))],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "feature_selection": [
+            StrOptions({"auto", "lasso_path", "forward_selection", "highest_weights", "none"})
+        ],
+        "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
+        "sampler": [None, HasMethods(["fit", "instance", "split"])],
+        "stop_words": [StrOptions({"english"}), "array-like", set, frozenset, None],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "lowercase": ["boolean"],
+        "max_documents": [Interval(Integral, 1, None, closed="left"), None],
+        "order": [StrOptions({"confidence", "given", "random"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "removal": [str],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "callback": [callable, None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        aggregation="sqrt",
+        k=20,
+        n_samples=1000,
+        n_features=10,
+        feature_selection="auto",
+        kernel_width=None,
+        sampler=None,
+        stop_words="english",
+        min_count=5,
+        lowercase=True,
+        max_documents=None,
+        order="confidence",
+        batch_size=50,
+        removal="delete",
+        max_time=None,
+        callback=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.aggregation = aggregation
+        self.k = k
+        self.n_samples = n_samples
+        self.n_features = n_features
+        self.feature_selection = feature_selection
+        self.kernel_width = kernel_width
+        self.sampler = sampler
+        self.stop_words = stop_words
+        self.min_count = min_count
+        self.lowercase = lowercase
+        self.max_documents = max_documents
+        self.order = order
+        self.batch_size = batch_size
+        self.removal = removal
+        self.max_time = max_time
+        self.callback = callback
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_clone__(self):
+        # The model being explained (and a fitted sampler) is shared, never cloned: a clone
+        # must explain the *same fitted* model.
+        params = self.get_params(deep=False)
+        estimator = params.pop("estimator")
+        sampler = params.pop("sampler")
+        if sampler is not None and not hasattr(sampler, "vocabulary_"):
+            sampler = clone(sampler)
+        params = {k: clone(v, safe=False) for k, v in params.items()}
+        return type(self)(estimator, sampler=sampler, **params)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.two_d_array = False
+        tags.requires_fit = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    # ---------------------------------------------------------------- public API
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Explain every document of ``X`` with LIME and aggregate (from a fresh state).
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+            The documents ``S`` (e.g. a test set).
+        y : None
+            Ignored: classes are the model's predictions.
+
+        Returns
+        -------
+        self
+        """
+        docs = check_documents(X, "X", allow_wordless=True)
+        for name in list(vars(self)):
+            if name.endswith("_") and not name.startswith("__"):
+                delattr(self, name)
+        self._state = None
+        self._setup(docs)
+        self._run(docs)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def partial_fit(self, X, y=None):
+        """Explain and aggregate one more collection of documents (anytime).
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        docs = check_documents(X, "X", allow_wordless=True)
+        if getattr(self, "_state", None) is None:
+            self._setup(docs)
+        self._run(docs)
+        return self
+
+    def compute_scores(self, aggregation=None):
+        """Scores of any LIME aggregation from the current sums (a word x class DataFrame).
+
+        The LIME weights do not depend on the aggregation, so one run serves all of them.
+
+        Parameters
+        ----------
+        aggregation : {"sqrt", "average", "homogeneity"} or None
+            Default: the ``aggregation`` parameter.
+
+        Returns
+        -------
+        scores : pandas.DataFrame
+        """
+        check_is_fitted(self, "classes_")
+        import pandas as pd
+
+        name = self.aggregation if aggregation is None else aggregation
+        return pd.DataFrame(
+            self._scores(name), index=pd.Index(self._words, name="word"), columns=self.classes_
+        )
+
+    def compute_top_terms(self, aggregation=None, *, k=None):
+        """Top terms of any LIME aggregation from the current sums.
+
+        Returns
+        -------
+        top_terms : dict
+            ``{class: [(word, score), ...]}``, best first.
+        """
+        check_is_fitted(self, "classes_")
+        name = self.aggregation if aggregation is None else aggregation
+        return self._top(self._scores(name), self.k if k is None else k)
+
+    def get_feature_names_out(self, input_features=None):
+        """The top terms of all classes (class by class, best first, each word once)."""
+        check_is_fitted(self, "top_terms_")
+        seen = []
+        for terms in self.top_terms_.values():
+            for w, _ in terms:
+                if w not in seen:
+                    seen.append(w)
+        return np.array(seen, dtype=object)
+
+    def transform(self, X):
+        """Occurrences of each top term in each document.
+
+        Parameters
+        ----------
+        X : list of str
+
+        Returns
+        -------
+        Xt : ndarray of int of shape (n_documents, n_top_terms)
+            Columns are :meth:`get_feature_names_out`.
+        """
+        names = self.get_feature_names_out()
+        docs = check_documents(X, "X", allow_wordless=True)
+        col = {w: j for j, w in enumerate(names.tolist())}
+        out = np.zeros((len(docs), len(names)), dtype=np.int64)
+        for i, doc in enumerate(docs):
+            for w, _, _ in tokenize(doc):
+                j = col.get(self._norm(w))
+                if j is not None:
+                    out[i, j] += 1
+        return out
+
+    def score(self, X, y=None):
+        """AOPC^k of the top terms on ``X``, averaged over classes (higher is better).
+
+        The same measure as :meth:`GlobalAnchorAggregator.score
+        <skanchors.aggregation.GlobalAnchorAggregator.score>` (:func:`skanchors.metrics.aopc_k`).
+
+        Parameters
+        ----------
+        X : list of str
+            Held-out documents.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        from ..metrics import aopc_k
+
+        check_is_fitted(self, "top_terms_")
+        docs = check_documents(X, "X", allow_wordless=True)
+        return aopc_k(
+            self.model_,
+            docs,
+            self.top_terms_,
+            self.k,
+            removal=self.removal,
+            lowercase=self.lowercase,
+        )
+
+    # ---------------------------------------------------------------- set-up
+    def _norm(self, word):
+        return word.lower() if self.lowercase else word
+
+    def _stop_set(self):
+        if self.stop_words is None:
+            return frozenset()
+        if isinstance(self.stop_words, str):
+            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+            return frozenset(ENGLISH_STOP_WORDS)
+        words = list(self.stop_words)
+        bad = [w for w in words if not isinstance(w, str)]
+        if bad:
+            raise TypeError(f"stop_words must be str, got {bad[:3]!r}.")
+        return frozenset(w.lower() for w in words)
+
+    def _setup(self, docs):
+        from ..samplers.text import UnkSampler
+
+        self._stops = self._stop_set()
+        self.model_ = as_probability_model(self.estimator)
+        sampler = UnkSampler() if self.sampler is None else self.sampler
+        if not hasattr(sampler, "vocabulary_"):
+            sampler = clone(sampler).fit(docs)
+        self.sampler_ = sampler
+        if self.model_.classes_ is None:
+            probe = next((d for d in docs if d), "x")
+            self.model_.predict_proba([probe])
+        self.classes_ = np.asarray(self.model_.classes_)
+        self._seed_base = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        explainer = LimeExplainer(
+            self.estimator,
+            n_samples=self.n_samples,
+            n_features=self.n_features,
+            feature_selection=self.feature_selection,
+            kernel_width=self.kernel_width,
+            sampler=self.sampler_,
+            n_jobs=self.n_jobs,
+            random_state=self._seed_base,
+        )
+        # Fitted by hand: LimeExplainer.fit would clone and refit the (possibly loaded) sampler.
+        explainer.model_ = self.model_
+        explainer.sampler_ = self.sampler_
+        explainer.classes_ = self.classes_
+        self.explainer_ = explainer
+        self._words, self._index = [], {}
+        z = np.zeros((0, len(self.classes_)))
+        self._ws, self._abs = z.copy(), z.copy()
+        self._dc, self._sel = z.astype(np.int64), z.astype(np.int64)
+        self._occ = np.zeros(0, dtype=np.int64)
+        self._r2_sum = 0.0
+        self._n_explained = 0
+        self.n_documents_seen_ = 0
+        self.n_model_calls_ = 0
+        self.n_rows_predicted_ = 0
+        self.elapsed_time_ = 0.0
+        self.history_ = []
+        self.stopped_early_ = False
+        self._state = True
+        self._publish()
+
+    def _add_words(self, words):
+        new = [w for w in dict.fromkeys(words) if w not in self._index]
+        if not new:
+            return
+        for w in new:
+            self._index[w] = len(self._words)
+            self._words.append(w)
+        n = len(new)
+        pad = np.zeros((n, len(self.classes_)))
+        self._ws = np.vstack([self._ws, pad])
+        self._abs = np.vstack([self._abs, pad])
+        self._dc = np.vstack([self._dc, pad.astype(np.int64)])
+        self._sel = np.vstack([self._sel, pad.astype(np.int64)])
+        self._occ = np.concatenate([self._occ, np.zeros(n, dtype=np.int64)])
+
+    # ---------------------------------------------------------------- the loop
+    def _plan(self, docs):
+        """Order (and sample) the documents of one call; returns (docs, targets)."""
+        idx = np.arange(len(docs))
+        if self.max_documents is not None:
+            room = max(self.max_documents - self.n_documents_seen_, 0)
+            if len(idx) > room:
+                rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 1])
+                idx = np.sort(rng.choice(idx, size=room, replace=False))
+        docs = [docs[i] for i in idx.tolist()]
+        if not docs:
+            return [], np.zeros(0, dtype=int)
+        proba = self.model_.predict_proba(docs)
+        targets = proba.argmax(axis=1)
+        if self.order == "confidence":
+            order = np.argsort(-proba.max(axis=1), kind="stable")
+        elif self.order == "random":
+            rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 2])
+            order = rng.permutation(len(docs))
+        else:
+            order = np.arange(len(docs))
+        return [docs[i] for i in order.tolist()], targets[order]
+
+    def _run(self, docs):
+        start = time.perf_counter()
+        self.stopped_early_ = False
+        docs, targets = self._plan(docs)
+        bs = self.batch_size
+        starts = list(range(0, len(docs), bs))
+        bar = self._progress(len(docs))
+        try:
+            for b, s in enumerate(starts):
+                t0 = time.perf_counter()
+                batch, y = docs[s : s + bs], targets[s : s + bs]
+                tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in batch]
+                # A document without words has nothing to explain: seen, but no weights.
+                worded = [i for i, t in enumerate(tokens) if t]
+                found = (
+                    self.explainer_.explain([batch[i] for i in worded], self.classes_[y[worded]])
+                    if worded
+                    else []
+                )
+                explanations = [None] * len(batch)
+                for i, e in zip(worded, found):
+                    explanations[i] = e
+                self._commit(tokens, y, explanations)
+                self.elapsed_time_ += time.perf_counter() - t0
+                self.history_.append(
+                    dict(
+                        n_documents=self.n_documents_seen_,
+                        elapsed_time=self.elapsed_time_,
+                        n_rows_predicted=self.n_rows_predicted_,
+                    )
+                )
+                self._publish()
+                self._report(bar, len(batch))
+                stop = bool(self.callback(self)) if self.callback is not None else False
+                timed_out = (
+                    self.max_time is not None and time.perf_counter() - start > self.max_time
+                )
+                if (stop or timed_out) and b < len(starts) - 1:
+                    self.stopped_early_ = True
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _commit(self, tokens, targets, explanations):
+        """Add one finished batch to the sums (all or nothing)."""
+        self._add_words([w for t in tokens for w in t])
+        for words, c, e in zip(tokens, targets.tolist(), explanations):
+            self.n_documents_seen_ += 1
+            if e is None:
+                continue
+            rows = np.array([self._index[w] for w in words], dtype=np.int64)
+            np.add.at(self._occ, rows, 1)
+            self._dc[np.unique(rows), c] += 1
+            per_word = {}
+            for j in e.selected:
+                word = self._norm(e.features[j][0].value)
+                per_word[word] = per_word.get(word, 0.0) + float(e.weights[j])
+            for word, w in per_word.items():
+                r = self._index[word]
+                self._ws[r, c] += w
+                self._abs[r, c] += abs(w)
+                self._sel[r, c] += w != 0
+            self._r2_sum += float(e.score)
+            self.n_rows_predicted_ += int(e.n_rows_predicted)
+            self.n_model_calls_ += int(e.n_model_calls)
+        self._n_explained += sum(e is not None for e in explanations)
+
+    # ---------------------------------------------------------------- scores
+    def _eligible(self):
+        keep = self._occ >= self.min_count
+        if self._stops and len(self._words):
+            keep &= np.fromiter(
+                (w.lower() not in self._stops for w in self._words), bool, len(self._words)
+            )
+        return keep
+
+    def _scores(self, name):
+        if name not in LIME_AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {list(LIME_AGGREGATIONS)}, got {name!r}.")
+        return aggregate_lime(
+            name, self._ws, self._abs, self._dc, n_occurrences=self._occ, mask=self._eligible()
+        )
+
+    def _top(self, scores, k):
+        ranked = ~np.isnan(scores) & (self._ws > 0)
+        words = self._words
+        out = {}
+        for c, label in enumerate(self.classes_.tolist()):
+            idx = np.flatnonzero(ranked[:, c]).tolist()
+            order = sorted(idx, key=lambda j: (-scores[j, c], words[j]))[:k]
+            out[label] = [(str(words[j]), float(scores[j, c])) for j in order]
+        return out
+
+    def _publish(self):
+        import pandas as pd
+
+        index = pd.Index(self._words, name="word")
+        scores = self._scores(self.aggregation)
+        self.scores_ = pd.DataFrame(scores, index=index, columns=self.classes_)
+        self.top_terms_ = self._top(scores, self.k)
+        for attr, arr in (
+            ("weight_sums_", self._ws),
+            ("abs_weight_sums_", self._abs),
+            ("document_counts_", self._dc),
+            ("selected_counts_", self._sel),
+        ):
+            setattr(self, attr, pd.DataFrame(arr.copy(), index=index, columns=self.classes_))
+        self.occurrence_counts_ = pd.Series(self._occ.copy(), index=index, name="occurrences")
+        n = self._n_explained
+        self.mean_local_fidelity_ = self._r2_sum / n if n else float("nan")
+
+    # ---------------------------------------------------------------- progress
+    def _progress(self, total):
+        if not self.verbose:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return None
+        return tqdm(total=total, desc="global LIME", unit="doc", file=sys.stderr)
+
+    def _headline(self, n=3):
+        return "; ".join(
+            f"{label}: {', '.join(w for w, _ in terms[:n])}"
+            for label, terms in self.top_terms_.items()
+        )
+
+    def _report(self, bar, n):
+        if not self.verbose:
+            return
+        if bar is not None:
+            bar.update(n)
+            bar.set_postfix_str(self._headline())
+        else:
+            print(
+                f"[skanchors] {self.n_documents_seen_} documents, {self.elapsed_time_:.1f} s | "
+                f"{self._headline()}",
+                flush=True,
+            )
