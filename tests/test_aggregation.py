@@ -200,6 +200,39 @@ def test_partial_fit_over_batches_equals_fit():
     assert a.top_terms_ == b.top_terms_ and a.n_rows_predicted_ == b.n_rows_predicted_
 
 
+def test_one_model_call_per_round_for_a_whole_batch():
+    # Without the options that look at other documents, a document's tests do not depend on
+    # the batch it is in: the counts are the same, the model calls are not.
+    params = dict(FAST, candidate_filtering=False, adaptive_threshold=False, min_count=1)
+    params.pop("batch_size")
+    for shared_pool in (True, False):
+        one = GlobalAnchorAggregator(
+            PlantedModel(), batch_size=1, shared_pool=shared_pool, **params
+        ).fit(DOCS)
+        model = PlantedModel()
+        whole = GlobalAnchorAggregator(
+            model, batch_size=len(DOCS), shared_pool=shared_pool, **params
+        ).fit(DOCS)
+        for attr in ("positive_counts_", "negative_counts_", "untested_counts_"):
+            assert getattr(one, attr).equals(getattr(whole, attr)), attr
+        assert one.n_rows_predicted_ == whole.n_rows_predicted_
+        assert one.n_model_calls_ >= len(DOCS)
+        # one call for the pools (or first samples) of all documents, one per further round
+        assert whole.n_model_calls_ <= 1 + 20
+        assert model.calls == whole.n_model_calls_ + 1  # + the call that orders the documents
+
+
+def test_identical_documents_are_tested_once_per_batch():
+    params = dict(FAST, candidate_filtering=False, adaptive_threshold=False, min_count=1)
+    params["batch_size"] = 2 * len(DOCS)
+    single = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
+    double = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS + DOCS)
+    assert double.positive_counts_.equals(2 * single.positive_counts_)
+    assert double.negative_counts_.equals(2 * single.negative_counts_)
+    assert double.n_rows_predicted_ == single.n_rows_predicted_
+    assert double.n_tokens_tested_ == 2 * single.n_tokens_tested_
+
+
 def test_same_result_for_any_n_jobs(fitted):
     par = GlobalAnchorAggregator(PlantedModel(), n_jobs=2, **FAST).fit(DOCS)
     assert par.top_terms_ == fitted.top_terms_

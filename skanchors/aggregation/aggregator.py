@@ -23,10 +23,19 @@ Shared perturbation pool (``shared_pool=True``).
     duplicates predicted once -- when the document has more than ``1 / keep_proba`` tokens to
     test, else the pool would cost more than it saves; every candidate token reads its
     precision from the samples that kept it. Only tokens whose bounds have not decided
-    anchor / not anchor get more samples, drawn with the token forced kept
-    (``instance.sample((i,), n, rng)``), all such tokens of the document in one model call per
-    round. ``shared_pool=False`` is the naive test: every token
-    gets its own samples from ``D(z | i kept)``, none reused across tokens.
+    anchor / not anchor get more samples, drawn with the token forced kept (draws of
+    ``D(z | i kept)``). ``shared_pool=False`` is the naive test: every token gets its own
+    samples from ``D(z | i kept)``, none reused across tokens.
+Model calls batched across documents.
+    A batch of documents is tested together: round 0 draws the pools (naive: every token's
+    first samples) of *all* its documents and predicts them in one model call; every later
+    round draws for the undecided tokens of all documents and predicts them in one call. So a
+    batch costs about one model call per round (at most ``1 + 20``) instead of one per document
+    and round: with a fast model, per-call overhead was most of the time once the optimisations
+    had removed most rows. Rows are deduplicated per document (a row repeated within a document
+    is predicted once), and identical documents of a batch are tested once, the result counting
+    for each copy. With ``n_jobs``, a batch is split into one chunk per worker, each batching
+    its own calls.
 Untested occurrences.
     Occurrences that are not tested (stop words, rare words, candidate filtering, documents past
     ``max_time``) count neither in ``A+`` nor in ``A-``: ``A-`` holds the occurrences *known* not
@@ -42,22 +51,29 @@ Candidate filtering.
     Before each batch, for every word and class, the pseudo-score under "every remaining known
     occurrence of the word in the class is an anchor" (``inverse_pr``: "is not an anchor") is
     compared with the current ``k``-th best pseudo-score of the class; the word's occurrences in
-    the batch are tested only when the bound reaches it. ``base`` ignores anchors, so it tests
-    nothing.
+    the batch are tested only when the bound reaches it. For ``pr`` the bound also assumes that
+    every remaining testable occurrence of the other words is *not* an anchor (the smallest
+    ``A-(w, c) / sum A-`` the word can end with), so it bounds the final pseudo-score.
+    ``base`` ignores anchors, so it tests nothing.
 Adaptive threshold (eq. 11).
     ``tau~(w, c) = max(min_threshold, tau - omega * r(w, c))`` where
-    ``r = clip(n~(w, c) / N_w, 0, 1)`` and ``n~ = alpha * sum_w' A+(w', c) * q~(w, c) =
+    ``r = clip(n~(w, c) / N_wc, 0, 1)`` and ``n~ = alpha * sum_w' A+(w', c) * q~(w, c) =
     A+(w, c) - (1 - alpha) A-(w, c) sum A+ / sum A-`` is the ``G_pr`` pseudo-score expressed as
     a number of occurrences (those the generative model of eq. 8 attributes to true anchors), so
-    that ``r`` is a share of the ``N_w`` occurrences of ``w`` and ``tau~`` spans
-    ``[tau - omega, tau]`` as in the paper (0.55 to 0.95 with the defaults).
+    that ``r`` is a share of the occurrences of ``w`` and ``tau~`` spans ``[tau - omega, tau]``
+    as in the paper (0.55 to 0.95 with the defaults). ``N_wc`` counts the known occurrences of
+    ``w`` in documents predicted ``c`` (the seed's ``N_w`` restricted to the class): with all
+    classes in the denominator, a frequent word shared by the classes ("film", "movie") could
+    never reach a large share and kept the strict threshold while class-specific words got the
+    lax one, which pushed such words out of the top-k.
 Batches and determinism.
     Documents are processed in batches of ``batch_size`` in descending model confidence. Every
     decision within a batch (which tokens to test, their thresholds) depends only on the state
     at the start of the batch, and each document's random generator is seeded from its text and
     ``random_state``, so results are identical for any ``n_jobs`` or joblib backend. The state
     is updated only when a batch is complete: an exception (in the model, say) leaves every
-    earlier batch counted.
+    earlier batch counted. ``n_model_calls_`` depends on ``batch_size`` and ``n_jobs`` (calls
+    are batched per chunk of documents); the counts and ``n_rows_predicted_`` do not.
 ``fit`` and ``partial_fit``.
     ``partial_fit(X)`` orders ``X`` and processes it batch by batch, knowing only ``X`` (and the
     documents before it); ``fit(X)`` is ``partial_fit(X)`` from a fresh state. With the options
@@ -85,9 +101,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._bandit import kl_lower_bound, kl_upper_bound
-from .._search import VALIDATION_TOLERANCE, CandidateArms, SampleStore
+from .._search import VALIDATION_TOLERANCE
 from ..models import as_probability_model
-from ..samplers.text import check_documents, tokenize
+from ..samplers.text import TextInstance, check_documents, tokenize
 from .functions import AGGREGATIONS, aggregate, pr_estimates
 
 __all__ = ["GlobalAnchorAggregator"]
@@ -217,7 +233,8 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
     n_documents_seen_ : int
     n_tokens_tested_ : int
     n_model_calls_, n_rows_predicted_ : int
-        Model calls and perturbations predicted (duplicates within a document count once).
+        Model calls (about one per sampling round and batch, see the module notes) and
+        perturbations predicted (duplicates within a document count once).
     elapsed_time_ : float
         Seconds spent processing, over all calls (and runs resumed from a checkpoint).
     history_ : list of dict
@@ -541,6 +558,7 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         self._stops = self._stop_set()
         self._seed_base = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self._words, self._index = [], {}
+        self._stop_cache = None
         n_classes = len(self.classes_)
         z = np.zeros((0, n_classes), dtype=np.int64)
         self._a_pos, self._a_neg, self._untested = z.copy(), z.copy(), z.copy()
@@ -620,10 +638,10 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
                     self._report(bar, len(batch), skipped=True)
                     continue
                 t0 = time.perf_counter()
-                results = self._process(
+                results, n_calls = self._process(
                     [docs[i] for i in batch], targets[batch], [rows[i] for i in batch]
                 )
-                self._commit(results, rows, targets, batch)
+                self._commit(results, n_calls, rows, targets, batch)
                 self._retire(rows, targets, batch)
                 self._done[key] += 1
                 self.elapsed_time_ += time.perf_counter() - t0
@@ -659,20 +677,24 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         n_known = self._n_known()
         eligible = n_known >= self.min_count
         if self._stops:
-            stop = np.fromiter(
-                (w.lower() in self._stops for w in self._words), bool, len(self._words)
-            )
-            eligible &= ~stop
+            eligible &= ~self._stop_mask()
         test = np.repeat(eligible[:, None], len(self.classes_), axis=1)
         if self.aggregation == "base":
             test[:] = False
         elif self.candidate_filtering:
-            test &= self._worth_testing()
+            test &= self._worth_testing(eligible)
         tau = np.full(test.shape, float(self.threshold))
         if self.adaptive_threshold:
             tau = self._adaptive_tau(n_known)
-        items = []
+        # Identical documents (same text: same class, tokens, thresholds and seed) are tested
+        # once; the result counts for each copy.
+        items, first, slot = [], {}, []
         for doc, c, r in zip(docs, targets.tolist(), rows):
+            if doc in first:
+                slot.append((first[doc], False))
+                continue
+            first[doc] = len(items)
+            slot.append((len(items), True))
             positions = np.flatnonzero(test[r, c]) if len(r) else np.zeros(0, dtype=int)
             seed = int(joblib.hash((self._seed_base, doc))[:8], 16)
             items.append((doc, c, seed, positions, tau[r[positions], c] if len(r) else positions))
@@ -683,19 +705,22 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         )
         n_jobs = self.n_jobs
         if n_jobs is None or n_jobs == 1 or len(items) == 1:
-            return _test_chunk(self.sampler_, self.model_, items, params)
-        workers = n_jobs if n_jobs > 0 else joblib.cpu_count() + 1 + n_jobs
-        n_chunks = min(len(items), 4 * max(workers, 1))
-        chunks = np.array_split(np.arange(len(items)), n_chunks)
-        out = Parallel(n_jobs=n_jobs)(
-            delayed(_test_chunk)(self.sampler_, self.model_, [items[i] for i in ch], params)
-            for ch in chunks
-            if len(ch)
-        )
-        return [r for chunk in out for r in chunk]
+            results, n_calls = _test_chunk(self.sampler_, self.model_, items, params)
+        else:
+            # One chunk per worker: each chunk batches the model calls of its documents.
+            workers = n_jobs if n_jobs > 0 else joblib.cpu_count() + 1 + n_jobs
+            chunks = np.array_split(np.arange(len(items)), min(len(items), max(workers, 1)))
+            out = Parallel(n_jobs=n_jobs)(
+                delayed(_test_chunk)(self.sampler_, self.model_, [items[i] for i in ch], params)
+                for ch in chunks
+                if len(ch)
+            )
+            results = [r for chunk, _ in out for r in chunk]
+            n_calls = sum(c for _, c in out)
+        return [results[j] if new else (*results[j][:2], 0) for j, new in slot], n_calls
 
-    def _commit(self, results, rows, targets, batch):
-        for (positions, anchor, n_rows, n_calls), i in zip(results, batch):
+    def _commit(self, results, n_calls, rows, targets, batch):
+        for (positions, anchor, n_rows), i in zip(results, batch):
             r, c = rows[i], int(targets[i])
             np.add.at(self._occ, (r, c), 1)
             if len(r):
@@ -707,8 +732,8 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
             np.add.at(self._untested, (r[~tested], c), 1)
             self.n_tokens_tested_ += len(positions)
             self.n_rows_predicted_ += n_rows
-            self.n_model_calls_ += n_calls
         self.n_documents_seen_ += len(batch)
+        self.n_model_calls_ += n_calls
 
     # ---------------------------------------------------------------- optimisations
     def _ranked(self, scores, name):
@@ -717,27 +742,39 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
             ok &= self._a_pos > 0
         return ok
 
-    def _worth_testing(self):
-        """Candidate filtering: can the word still reach the current top-k of its class?"""
+    def _worth_testing(self, eligible=None):
+        """Candidate filtering: can the word still reach the current top-k of its class?
+
+        The bound is the word's pseudo-score when all its remaining occurrences in the class are
+        anchors (``inverse_pr``: none is) and, for ``pr``, when every remaining occurrence of
+        the *other* words that will be tested is not an anchor (which lowers the word's share
+        ``A- / sum A-`` the most): an upper bound on the word's final pseudo-score, whatever
+        the tests of the remaining documents say.
+        """
         name, alpha = self.aggregation, self.alpha
         a_pos = self._a_pos.astype(float)
         a_neg = self._a_neg.astype(float)
         rem = self._pending_c.astype(float)
+        if eligible is None:
+            eligible = np.ones(len(rem), dtype=bool)
+        # Remaining testable occurrences of the other words of each class.
+        others = (rem * eligible[:, None]).sum(axis=0, keepdims=True) - rem
         scores = self._scores(name, alpha)
         ranked = self._ranked(scores, name)
         sp = a_pos.sum(axis=0, keepdims=True)
         sn = a_neg.sum(axis=0, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            fn = np.where(sn > 0, a_neg / np.where(sn > 0, sn, 1), 0.0)
-            fp = np.where(sp > 0, a_pos / np.where(sp > 0, sp, 1), 0.0)
             if name in ("pr", "inverse_pr"):
                 q, _ = pr_estimates(a_pos, a_neg, alpha)
                 if name == "pr":
                     key = q
-                    bound = (a_pos + rem) / np.maximum(sp + rem, 1) / alpha - (1 / alpha - 1) * fn
+                    fn_low = np.where(a_neg > 0, a_neg / np.maximum(sn + others, 1), 0.0)
+                    fp_high = (a_pos + rem) / np.maximum(sp + rem, 1)
+                    bound = fp_high / alpha - (1 / alpha - 1) * fn_low
                 else:  # inverse: the fewer anchors the better; rank by -q
                     key = -q
-                    low = fp / alpha - (1 / alpha - 1) * (a_neg + rem) / np.maximum(sn + rem, 1)
+                    fp_low = np.where(a_pos > 0, a_pos / np.maximum(sp + others, 1), 0.0)
+                    low = fp_low / alpha - (1 / alpha - 1) * (a_neg + rem) / np.maximum(sn + rem, 1)
                     bound = -low
             elif name in ("sq", "h"):
                 key = scores
@@ -762,7 +799,9 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         sn = a_neg.sum(axis=0, keepdims=True)
         noise = np.where(sn > 0, a_neg * sp / np.where(sn > 0, sn, 1), 0.0)
         n_true = a_pos - (1 - self.alpha) * noise
-        share = np.clip(n_true / np.maximum(n_known, 1)[:, None], 0.0, 1.0)
+        # N_w of the class: the word's known occurrences in documents predicted c.
+        n_class = self._occ + self._pending_c
+        share = np.clip(n_true / np.maximum(n_class, 1), 0.0, 1.0)
         return np.maximum(self.min_threshold, self.threshold - self.omega * share)
 
     # ---------------------------------------------------------------- scores
@@ -777,11 +816,19 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
             min_count=self.min_count,
         )
         if self._stops and len(self._words):
-            stop = np.fromiter(
-                (w.lower() in self._stops for w in self._words), bool, len(self._words)
-            )
-            scores[stop] = np.nan
+            scores[self._stop_mask()] = np.nan
         return scores
+
+    def _stop_mask(self):
+        """Which words are stop words (computed once per word, extended as words arrive)."""
+        mask = getattr(self, "_stop_cache", None)
+        if mask is None:
+            mask = np.zeros(0, dtype=bool)
+        if len(mask) < len(self._words):
+            extra = self._words[len(mask) :]
+            new = np.fromiter((w.lower() in self._stops for w in extra), bool, len(extra))
+            mask = self._stop_cache = np.concatenate([mask, new])
+        return mask[: len(self._words)]
 
     def _top(self, scores, name, k):
         ranked = self._ranked(scores, name)
@@ -889,6 +936,7 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
                 f"{self.classes_.tolist()}."
             )
         self._words = list(state["words"])
+        self._stop_cache = None
         self._index = {w: i for i, w in enumerate(self._words)}
         for name in ("a_pos", "a_neg", "untested", "occ", "doc_freq"):
             setattr(self, f"_{name}", np.asarray(state[name]))
@@ -912,41 +960,164 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
 
 
 # ------------------------------------------------------------------------- workers
-def _test_chunk(sampler, model, items, params):
-    return [_test_document(sampler, model, *item, **params) for item in items]
+_HASH_MULT = {}
 
 
-def _test_document(
-    sampler, model, document, target, seed, positions, taus, *, delta, sample_size, shared_pool
-):
-    """Anchor test of the given token positions of one document.
+def _row_hash(keys):
+    """64-bit hash of each row of integer keys (a random linear map, wrapping mod 2**64).
 
-    Returns ``(positions, is_anchor, n_rows_predicted, n_model_calls)``.
+    Two different rows of one document collide with probability about 2**-64, so equal hashes
+    are taken as equal inputs (as in :class:`skanchors._search.SampleStore`).
     """
-    positions = np.asarray(positions, dtype=np.int64)
-    if positions.size == 0:
-        return positions, np.zeros(0, dtype=bool), 0, 0
-    instance = sampler.instance(document)
-    rng = np.random.default_rng(seed)
-    store = SampleStore(instance, model.predict_index, int(target), rng)
-    candidates = [(int(p),) for p in positions]
-    keep = float(getattr(instance, "keep_proba", 0.5))
-    # The pool costs sample_size / keep rows and serves every token; it only pays off when the
-    # document has more than 1 / keep tokens to test (else forced draws are cheaper).
-    pooled = shared_pool and bool(getattr(instance, "exact_reuse", False))
-    pooled = pooled and len(candidates) * keep > 1.0
-    if pooled:
-        store.draw([((), int(math.ceil(sample_size / keep)))])
-        arms = CandidateArms(store, candidates)
-    else:
-        arms = CandidateArms(store, candidates, reuse="exact")
+    width = keys.shape[1]
+    mult = _HASH_MULT.get(width)
+    if mult is None:
+        gen = np.random.default_rng([0x5CA1AB1E, width])
+        mult = _HASH_MULT[width] = gen.integers(1, 2**63, size=width, dtype=np.uint64) | 1
+    with np.errstate(over="ignore"):
+        return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+
+
+class _Document:
+    """Sampling state of one document: its instance, generator and label cache."""
+
+    __slots__ = ("instance", "target", "rng", "positions", "cache", "n_rows", "pending")
+
+    def __init__(self, instance, target, rng, positions):
+        self.instance = instance
+        self.target = int(target)
+        self.rng = rng
+        self.positions = positions
+        self.cache = {}  # row hash -> predicted class index (each distinct row predicted once)
+        self.n_rows = 0
+        self.pending = None
+
+    def sample(self, forced, n):
+        """``n`` perturbations per entry of ``forced`` (word indices kept; -1: none kept).
+
+        Words are masked independently (``keep_proba``); row ``j * n + r`` is the ``r``-th draw
+        with word ``forced[j]`` kept. Returns ``(keys, holds)`` as ``instance.sample``.
+        """
+        inst = self.instance
+        if type(inst).sample is not TextInstance.sample:  # another sampler: its own protocol
+            parts = [inst.sample(() if f < 0 else (int(f),), n, self.rng) for f in forced]
+            return np.concatenate([k for k, _ in parts]), np.concatenate([h for _, h in parts])
+        d = inst.n_predicates
+        m = len(forced) * n
+        keep = self.rng.random((m, d)) < inst.keep_proba
+        forced = np.asarray(forced, dtype=np.int64)
+        cols = np.repeat(forced, n)
+        ok = cols >= 0
+        keep[np.flatnonzero(ok), cols[ok]] = True
+        keys = np.full((m, d), -1, dtype=np.int32)
+        replaced = ~keep
+        if replaced.any():
+            rows, cols = np.nonzero(replaced)
+            keys[rows, cols] = inst._draw(replaced, rows, cols, self.rng)
+        return keys, keep
+
+
+def _label_all(model, requests):
+    """Predicted class of every row of every ``(document, keys)`` request, in ONE model call.
+
+    Rows are deduplicated per document (against everything the document predicted before, by
+    the hash of their keys); the distinct new rows of all documents are decoded and sent to
+    the model together. Returns the list of label arrays and the number of model calls (0/1).
+    """
+    todo_texts, todo_slots, out = [], [], []
+    for doc, keys in requests:
+        hashes = _row_hash(keys)
+        uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        cache = doc.cache
+        hl = uniq.tolist()
+        labels = np.fromiter((cache.get(h, -1) for h in hl), np.int64, len(hl))
+        todo = np.flatnonzero(labels < 0)
+        if todo.size:
+            todo_texts.extend(doc.instance.decode(keys[first[todo]]))
+            todo_slots.append((doc, labels, todo, [hl[t] for t in todo.tolist()]))
+            doc.n_rows += int(todo.size)
+        out.append((labels, inverse.ravel()))
+    n_calls = 0
+    if todo_texts:
+        predicted = np.asarray(model.predict_index(todo_texts), dtype=np.int64)
+        n_calls = 1
+        start = 0
+        for doc, labels, todo, hl in todo_slots:
+            got = predicted[start : start + len(todo)]
+            start += len(todo)
+            labels[todo] = got
+            doc.cache.update(zip(hl, got.tolist()))
+    return [labels[inverse] for labels, inverse in out], n_calls
+
+
+def _test_chunk(sampler, model, items, params):
+    """Anchor tests of the given tokens of several documents, batched across documents.
+
+    ``items`` holds ``(document, target, seed, positions, taus)``. Every sampling round draws
+    the samples of *all* documents of the chunk and predicts them in one model call: the shared
+    pools (or, for the naive test, each token's own samples) first, then one round per step for
+    the tokens still undecided, whatever their document. Each document's draws come from its own
+    generator (seeded by ``seed``) in an order that depends only on its own tokens, so a
+    document's results do not depend on the other documents of the chunk.
+
+    Returns ``(results, n_model_calls)`` with one ``(positions, is_anchor, n_rows_predicted)``
+    per item.
+    """
+    delta, sample_size = params["delta"], int(params["sample_size"])
+    shared_pool = params["shared_pool"]
     beta = math.log(1.0 / delta)
-    taus = np.asarray(taus, dtype=float)
     eps = VALIDATION_TOLERANCE
     cap = _MAX_ROUNDS * sample_size
+    docs, results = [], [None] * len(items)
+    for j, (document, target, seed, positions, _taus) in enumerate(items):
+        positions = np.asarray(positions, dtype=np.int64)
+        if positions.size == 0:
+            results[j] = (positions, np.zeros(0, dtype=bool), 0)
+            continue
+        inst = sampler.instance(document)
+        docs.append((j, _Document(inst, target, np.random.default_rng(seed), positions)))
+    if not docs:
+        return results, 0
+    sizes = np.array([len(d.positions) for _, d in docs])
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    n_tok = int(offsets[-1])
+    n = np.zeros(n_tok)
+    pos = np.zeros(n_tok)
+    taus = np.concatenate([np.asarray(items[j][4], dtype=float) for j, _ in docs])
+    n_calls = 0
+
+    # Round 0: the pool of each document (or the naive per-token samples).
+    requests, plans = [], []
+    for k, (_, d) in enumerate(docs):
+        keep = float(getattr(d.instance, "keep_proba", 0.5))
+        pooled = shared_pool and bool(getattr(d.instance, "exact_reuse", False))
+        # The pool costs sample_size / keep rows and serves every token; it only pays off when
+        # the document has more than 1 / keep tokens to test (else forced draws are cheaper).
+        if pooled and len(d.positions) * keep > 1.0:
+            keys, holds = d.sample([-1], int(math.ceil(sample_size / keep)))
+            plans.append((k, None, holds))
+        else:
+            keys, _ = d.sample(d.positions, sample_size)
+            plans.append((k, np.arange(len(d.positions)), None))
+        requests.append((d, keys))
+    labels, c = _label_all(model, requests)
+    n_calls += c
+    for (k, local, holds), lab in zip(plans, labels):
+        d = docs[k][1]
+        sl = slice(offsets[k], offsets[k + 1])
+        correct = lab == d.target
+        if holds is None:
+            n[sl] += sample_size
+            pos[sl] += correct.reshape(len(local), sample_size).sum(axis=1)
+        else:
+            h = holds[:, d.positions]
+            n[sl] += h.sum(axis=0)
+            pos[sl] += (h & correct[:, None]).sum(axis=0)
+
+    # Follow-up rounds: every undecided token of every document, one model call per round.
+    owner = np.repeat(np.arange(len(docs)), sizes)
     while True:
-        n = arms.n_samples
-        mean = arms.n_positives / np.maximum(n, 1)
+        mean = pos / np.maximum(n, 1)
         level = beta / np.maximum(n, 1)
         lb = kl_lower_bound(mean, level)
         ub = kl_upper_bound(mean, level)
@@ -954,6 +1125,20 @@ def _test_document(
         undecided = (undecided & (n < cap)) | (n == 0)
         if not undecided.any():
             break
-        arms.pull(np.flatnonzero(undecided), sample_size)
+        idx = np.flatnonzero(undecided)
+        requests, plans = [], []
+        for k in np.unique(owner[idx]).tolist():
+            d = docs[k][1]
+            mine = idx[owner[idx] == k]
+            keys, _ = d.sample(d.positions[mine - offsets[k]], sample_size)
+            requests.append((d, keys))
+            plans.append(mine)
+        labels, c = _label_all(model, requests)
+        n_calls += c
+        for mine, (d, _), lab in zip(plans, requests, labels):
+            n[mine] += sample_size
+            pos[mine] += (lab == d.target).reshape(len(mine), sample_size).sum(axis=1)
     anchor = (mean >= taus) & (lb > taus - eps)
-    return positions, anchor, store.n_rows_predicted, store.n_model_calls
+    for k, (j, d) in enumerate(docs):
+        results[j] = (d.positions, anchor[offsets[k] : offsets[k + 1]], d.n_rows)
+    return results, n_calls
