@@ -87,23 +87,19 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-import time
 from collections import Counter
 from numbers import Integral, Real
 
 import joblib
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._bandit import kl_lower_bound, kl_upper_bound
 from .._search import VALIDATION_TOLERANCE
-from ..models import as_probability_model
-from ..samplers.text import TextInstance, check_documents, tokenize
+from ..samplers.text import TextInstance, tokenize
+from ._base import BaseGlobalAggregator
 from .functions import AGGREGATIONS, aggregate, pr_estimates
 
 __all__ = ["GlobalAnchorAggregator"]
@@ -132,7 +128,7 @@ _STATE_PARAMS = (
 )
 
 
-class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
+class GlobalAnchorAggregator(BaseGlobalAggregator):
     """Anytime global explanation of a text classifier: the top-k words of each class.
 
     Every token ``(w, i)`` of every document ``d`` is tested as a one-word anchor of the class
@@ -143,7 +139,9 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
     each class are the global explanation (Mor, Belinkov and Kimelfeld, AAAI 2024). The answer is
     *anytime*: after every batch of documents, :attr:`top_terms_` and :attr:`scores_` are
     current, so a run can be stopped (``max_time``, ``callback``, an exception) and still answer.
-    See :mod:`skanchors.aggregation.aggregator` for the decisions behind the algorithm.
+    See :mod:`skanchors.aggregation.aggregator` for the decisions behind the algorithm; what it
+    shares with :class:`~skanchors.aggregation.GlobalLimeAggregator` (the anytime loop,
+    ``transform``, ``score``) is in :class:`~skanchors.aggregation._base.BaseGlobalAggregator`.
 
     Parameters
     ----------
@@ -260,10 +258,11 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
     20
     """
 
+    _progress_desc = "global anchors"
+
     _parameter_constraints: dict = {
-        "estimator": [HasMethods(["predict_proba"]), callable],
+        **BaseGlobalAggregator._parameter_constraints,
         "aggregation": [StrOptions(set(AGGREGATIONS))],
-        "k": [Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, 1, closed="right")],
         "threshold": [Interval(Real, 0, 1, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -274,19 +273,7 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         "omega": [Interval(Real, 0, None, closed="left")],
         "min_threshold": [Interval(Real, 0, 1, closed="right")],
         "candidate_filtering": ["boolean"],
-        "stop_words": [StrOptions({"english"}), "array-like", set, frozenset, None],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
-        "lowercase": ["boolean"],
-        "max_documents": [Interval(Integral, 1, None, closed="left"), None],
-        "order": [StrOptions({"confidence", "given", "random"})],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "removal": [str],
-        "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "checkpoint": [str, os.PathLike, None],
-        "callback": [callable, None],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -346,76 +333,7 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_clone__(self):
-        # The model being explained (and a fitted sampler, e.g. a loaded masked LM) is shared,
-        # never cloned: a clone must explain the *same fitted* model.
-        params = self.get_params(deep=False)
-        estimator = params.pop("estimator")
-        sampler = params.pop("sampler")
-        if sampler is not None and not hasattr(sampler, "vocabulary_"):
-            sampler = clone(sampler)
-        params = {k: clone(v, safe=False) for k, v in params.items()}
-        return type(self)(estimator, sampler=sampler, **params)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
-        tags.input_tags.two_d_array = False
-        tags.requires_fit = True
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
     # ---------------------------------------------------------------- public API
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
-        """Aggregate the anchors of every document of ``X`` (from a fresh state).
-
-        With ``checkpoint`` set and its file present, the saved state is loaded instead and the
-        batches it already counted are skipped.
-
-        Parameters
-        ----------
-        X : list, tuple, 1-d array or Series of str
-            The documents ``S`` (e.g. a test set).
-        y : None
-            Ignored: classes are the model's predictions.
-
-        Returns
-        -------
-        self
-        """
-        docs = self._check_X(X)
-        for name in list(vars(self)):
-            if name.endswith("_") and not name.startswith("__"):
-                delattr(self, name)
-        self._state = None
-        self._setup(docs)
-        self._run(docs)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=False)
-    def partial_fit(self, X, y=None):
-        """Aggregate the anchors of one more collection of documents (anytime).
-
-        ``X`` is ordered (``order``) and processed in batches of ``batch_size``; candidate
-        filtering and the rare-word filter know only the documents seen so far and ``X``.
-
-        Parameters
-        ----------
-        X : list, tuple, 1-d array or Series of str
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self
-        """
-        docs = self._check_X(X)
-        if getattr(self, "_state", None) is None:
-            self._setup(docs)
-        self._run(docs)
-        return self
-
     def compute_scores(self, aggregation=None, *, alpha=None):
         """Scores of any aggregation from the current counts (a word x class DataFrame).
 
@@ -434,11 +352,8 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         scores : pandas.DataFrame
         """
         check_is_fitted(self, "classes_")
-        import pandas as pd
-
         name = self.aggregation if aggregation is None else aggregation
-        scores = self._scores(name, self.alpha if alpha is None else alpha)
-        return pd.DataFrame(scores, index=pd.Index(self._words, name="word"), columns=self.classes_)
+        return self._frame(self._scores(name, alpha))
 
     def compute_top_terms(self, aggregation=None, *, k=None, alpha=None):
         """Top terms of any aggregation from the current counts (see :meth:`compute_scores`).
@@ -450,218 +365,62 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "classes_")
         name = self.aggregation if aggregation is None else aggregation
-        scores = self._scores(name, self.alpha if alpha is None else alpha)
-        return self._top(scores, name, self.k if k is None else k)
-
-    def get_feature_names_out(self, input_features=None):
-        """The top terms of all classes (class by class, best first, each word once)."""
-        check_is_fitted(self, "top_terms_")
-        seen = []
-        for terms in self.top_terms_.values():
-            for w, _ in terms:
-                if w not in seen:
-                    seen.append(w)
-        return np.array(seen, dtype=object)
-
-    def transform(self, X):
-        """Occurrences of each top term in each document.
-
-        Parameters
-        ----------
-        X : list of str
-
-        Returns
-        -------
-        Xt : ndarray of int of shape (n_documents, n_top_terms)
-            Columns are :meth:`get_feature_names_out`.
-        """
-        names = self.get_feature_names_out()
-        docs = check_documents(X, "X", allow_wordless=True)
-        col = {w: j for j, w in enumerate(names.tolist())}
-        out = np.zeros((len(docs), len(names)), dtype=np.int64)
-        for i, doc in enumerate(docs):
-            for w, _, _ in tokenize(doc):
-                j = col.get(self._norm(w))
-                if j is not None:
-                    out[i, j] += 1
-        return out
-
-    def score(self, X, y=None):
-        """AOPC^k of the top terms on ``X``, averaged over classes (higher is better).
-
-        See :func:`skanchors.metrics.aopc_k`; ``removal`` says how terms are removed. This is
-        what ``GridSearchCV`` maximises.
-
-        Parameters
-        ----------
-        X : list of str
-            Held-out documents.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
-        """
-        from ..metrics import aopc_k
-
-        check_is_fitted(self, "top_terms_")
-        docs = check_documents(X, "X", allow_wordless=True)
-        return aopc_k(
-            self.model_,
-            docs,
-            self.top_terms_,
-            self.k,
-            removal=self.removal,
-            lowercase=self.lowercase,
-        )
+        return self._top(self._scores(name, alpha), name, self.k if k is None else k)
 
     # ---------------------------------------------------------------- set-up
     def _check_X(self, X):
-        docs = check_documents(X, "X", allow_wordless=True)
+        docs = super()._check_X(X)
         if self.min_threshold > self.threshold:
             raise ValueError(
                 f"min_threshold={self.min_threshold} must not exceed threshold={self.threshold}."
             )
         return docs
 
-    def _norm(self, word):
-        return word.lower() if self.lowercase else word
-
-    def _stop_set(self):
-        if self.stop_words is None:
-            return frozenset()
-        if isinstance(self.stop_words, str):
-            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-            return frozenset(ENGLISH_STOP_WORDS)
-        words = list(self.stop_words)
-        bad = [w for w in words if not isinstance(w, str)]
-        if bad:
-            raise TypeError(f"stop_words must be str, got {bad[:3]!r}.")
-        return frozenset(w.lower() for w in words)
-
-    def _setup(self, docs):
-        from ..samplers.text import UnkSampler
-
-        self.model_ = as_probability_model(self.estimator)
-        sampler = self.sampler
-        if sampler is None:
-            sampler = UnkSampler()
-        if not hasattr(sampler, "vocabulary_"):
-            sampler = clone(sampler).fit(docs)
-        self.sampler_ = sampler
-        if self.model_.classes_ is None:
-            probe = next((d for d in docs if d), "x")
-            self.model_.predict_proba([probe])
-        self.classes_ = np.asarray(self.model_.classes_)
-        self._stops = self._stop_set()
-        self._seed_base = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        self._words, self._index = [], {}
-        self._stop_cache = None
-        n_classes = len(self.classes_)
-        z = np.zeros((0, n_classes), dtype=np.int64)
+    def _init_state(self):
+        z = np.zeros((0, len(self.classes_)), dtype=np.int64)
         self._a_pos, self._a_neg, self._untested = z.copy(), z.copy(), z.copy()
         self._occ, self._doc_freq = z.copy(), z.copy()
         self._pending = np.zeros(0, dtype=np.int64)  # known, unprocessed occurrences (all classes)
         self._pending_c = z.copy()  # the same, per predicted class
-        self.n_documents_seen_ = 0
         self.n_tokens_tested_ = 0
-        self.n_model_calls_ = 0
-        self.n_rows_predicted_ = 0
-        self.elapsed_time_ = 0.0
-        self.history_ = []
-        self.stopped_early_ = False
         self._done = Counter()
         self._replay = Counter()
-        self._state = True
         if self.checkpoint is not None and os.path.exists(self.checkpoint):
             self._load_checkpoint()
-        self._publish()
 
-    def _add_words(self, words):
-        new = [w for w in dict.fromkeys(words) if w not in self._index]
-        if not new:
-            return
-        for w in new:
-            self._index[w] = len(self._words)
-            self._words.append(w)
-        pad = np.zeros((len(new), len(self.classes_)), dtype=np.int64)
+    def _grow(self, n):
+        pad = np.zeros((n, len(self.classes_)), dtype=np.int64)
         for name in ("_a_pos", "_a_neg", "_untested", "_occ", "_doc_freq", "_pending_c"):
             setattr(self, name, np.vstack([getattr(self, name), pad]))
-        self._pending = np.concatenate([self._pending, np.zeros(len(new), dtype=np.int64)])
+        self._pending = np.concatenate([self._pending, np.zeros(n, dtype=np.int64)])
 
     # ---------------------------------------------------------------- the loop
-    def _plan(self, docs):
-        """Order (and sample) the documents of one call; returns (docs, targets)."""
-        idx = np.arange(len(docs))
-        if self.max_documents is not None:
-            room = max(self.max_documents - self.n_documents_seen_, 0)
-            if len(idx) > room:
-                rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 1])
-                idx = np.sort(rng.choice(idx, size=room, replace=False))
-        docs = [docs[i] for i in idx.tolist()]
-        if not docs:
-            return [], np.zeros(0, dtype=int)
-        proba = self.model_.predict_proba(docs)
-        targets = proba.argmax(axis=1)
-        if self.order == "confidence":
-            order = np.argsort(-proba.max(axis=1), kind="stable")
-        elif self.order == "random":
-            order = np.random.default_rng([self._seed_base, self.n_documents_seen_, 2]).permutation(
-                len(docs)
-            )
-        else:
-            order = np.arange(len(docs))
-        return [docs[i] for i in order.tolist()], targets[order]
-
-    def _run(self, docs):
-        start = time.perf_counter()
-        self.stopped_early_ = False
-        docs, targets = self._plan(docs)
+    def _start_run(self, docs, targets):
+        """Every token of the call is known (and pending) before the first batch."""
         tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in docs]
         self._add_words([w for t in tokens for w in t])
         rows = [np.array([self._index[w] for w in t], dtype=np.int64) for t in tokens]
         for r, c in zip(rows, targets.tolist()):
             np.add.at(self._pending, r, 1)
             np.add.at(self._pending_c, (r, c), 1)
-        bs = self.batch_size
-        batches = [range(s, min(s + bs, len(docs))) for s in range(0, len(docs), bs)]
-        bar = self._progress(len(docs))
-        try:
-            for b, batch in enumerate(batches):
-                batch = list(batch)
-                key = joblib.hash([docs[i] for i in batch])
-                if self._replay[key] > 0:  # counted in the checkpoint this run resumes
-                    self._replay[key] -= 1
-                    self._retire(rows, targets, batch)
-                    self._report(bar, len(batch), skipped=True)
-                    continue
-                t0 = time.perf_counter()
-                results, n_calls = self._process(
-                    [docs[i] for i in batch], targets[batch], [rows[i] for i in batch]
-                )
-                self._commit(results, n_calls, rows, targets, batch)
-                self._retire(rows, targets, batch)
-                self._done[key] += 1
-                self.elapsed_time_ += time.perf_counter() - t0
-                self._record()
-                self._publish()
-                self._save_checkpoint()
-                self._report(bar, len(batch))
-                stop = bool(self.callback(self)) if self.callback is not None else False
-                timed_out = (
-                    self.max_time is not None and time.perf_counter() - start > self.max_time
-                )
-                if (stop or timed_out) and b < len(batches) - 1:
-                    self.stopped_early_ = True
-                    left = [i for bb in batches[b + 1 :] for i in bb]
-                    self._retire(rows, targets, left)
-                    break
-        finally:
-            if bar is not None:
-                bar.close()
-        self._publish()
+        return rows
+
+    def _process_batch(self, docs, targets, rows, batch):
+        key = joblib.hash([docs[i] for i in batch])
+        if self._replay[key] > 0:  # counted in the checkpoint this run resumes
+            self._replay[key] -= 1
+            self._retire(rows, targets, batch)
+            return False
+        results, n_calls = self._process(
+            [docs[i] for i in batch], targets[batch], [rows[i] for i in batch]
+        )
+        self._commit(results, n_calls, rows, targets, batch)
+        self._retire(rows, targets, batch)
+        self._done[key] += 1
+        return True
+
+    def _drop(self, targets, rows, indices):
+        self._retire(rows, targets, indices)
 
     def _retire(self, rows, targets, batch):
         for i in batch:
@@ -675,9 +434,7 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
     def _process(self, docs, targets, rows):
         """Test the tokens of one batch of documents; returns per-document results."""
         n_known = self._n_known()
-        eligible = n_known >= self.min_count
-        if self._stops:
-            eligible &= ~self._stop_mask()
+        eligible = self._eligible(n_known)
         test = np.repeat(eligible[:, None], len(self.classes_), axis=1)
         if self.aggregation == "base":
             test[:] = False
@@ -805,13 +562,13 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
         return np.maximum(self.min_threshold, self.threshold - self.omega * share)
 
     # ---------------------------------------------------------------- scores
-    def _scores(self, name, alpha):
+    def _scores(self, name, alpha=None):
         scores = aggregate(
             name,
             self._a_pos,
             self._a_neg,
             self._doc_freq,
-            alpha=alpha,
+            alpha=self.alpha if alpha is None else alpha,
             n_occurrences=self._n_known(),
             min_count=self.min_count,
         )
@@ -819,70 +576,13 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
             scores[self._stop_mask()] = np.nan
         return scores
 
-    def _stop_mask(self):
-        """Which words are stop words (computed once per word, extended as words arrive)."""
-        mask = getattr(self, "_stop_cache", None)
-        if mask is None:
-            mask = np.zeros(0, dtype=bool)
-        if len(mask) < len(self._words):
-            extra = self._words[len(mask) :]
-            new = np.fromiter((w.lower() in self._stops for w in extra), bool, len(extra))
-            mask = self._stop_cache = np.concatenate([mask, new])
-        return mask[: len(self._words)]
-
-    def _top(self, scores, name, k):
-        ranked = self._ranked(scores, name)
-        words = np.array(self._words, dtype=object)
-        out = {}
-        for c, label in enumerate(self.classes_.tolist()):
-            idx = np.flatnonzero(ranked[:, c])
-            order = sorted(idx.tolist(), key=lambda j: (-scores[j, c], words[j]))[:k]
-            out[label] = [(str(words[j]), float(scores[j, c])) for j in order]
-        return out
-
-    def _publish(self):
-        import pandas as pd
-
-        index = pd.Index(self._words, name="word")
-        scores = self._scores(self.aggregation, self.alpha)
-        self.scores_ = pd.DataFrame(scores, index=index, columns=self.classes_)
-        self.top_terms_ = self._top(scores, self.aggregation, self.k)
-        for attr, arr in (
+    def _count_tables(self):
+        return (
             ("positive_counts_", self._a_pos),
             ("negative_counts_", self._a_neg),
             ("untested_counts_", self._untested),
             ("document_counts_", self._doc_freq),
-        ):
-            setattr(self, attr, pd.DataFrame(arr.copy(), index=index, columns=self.classes_))
-
-    # ---------------------------------------------------------------- progress
-    def _progress(self, total):
-        if not self.verbose:
-            return None
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return None
-        return tqdm(total=total, desc="global anchors", unit="doc", file=sys.stderr)
-
-    def _headline(self, n=3):
-        return "; ".join(
-            f"{label}: {', '.join(w for w, _ in terms[:n])}"
-            for label, terms in self.top_terms_.items()
         )
-
-    def _report(self, bar, n, skipped=False):
-        if not self.verbose:
-            return
-        if bar is not None:
-            bar.update(n)
-            bar.set_postfix_str(self._headline())
-        else:
-            what = "skipped (in checkpoint)" if skipped else f"{self.elapsed_time_:.1f} s"
-            print(
-                f"[skanchors] {self.n_documents_seen_} documents, {what} | {self._headline()}",
-                flush=True,
-            )
 
     # ---------------------------------------------------------------- checkpoint
     def _state_params(self):
@@ -948,15 +648,8 @@ class GlobalAnchorAggregator(TransformerMixin, BaseEstimator):
             setattr(self, name, value)
         self.history_ = list(state["history"])
 
-    def _record(self):
-        self.history_.append(
-            dict(
-                n_documents=self.n_documents_seen_,
-                elapsed_time=self.elapsed_time_,
-                n_rows_predicted=self.n_rows_predicted_,
-                n_tokens_tested=self.n_tokens_tested_,
-            )
-        )
+    def _history_entry(self):
+        return dict(super()._history_entry(), n_tokens_tested=self.n_tokens_tested_)
 
 
 # ------------------------------------------------------------------------- workers

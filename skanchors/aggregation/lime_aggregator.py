@@ -44,25 +44,21 @@ Cost.
 
 from __future__ import annotations
 
-import sys
-import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..lime import LimeExplainer
-from ..models import as_probability_model
-from ..samplers.text import check_documents, tokenize
+from ..samplers.text import tokenize
+from ._base import BaseGlobalAggregator
 from .lime_functions import LIME_AGGREGATIONS, aggregate_lime
 
 __all__ = ["GlobalLimeAggregator"]
 
 
-class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
+class GlobalLimeAggregator(BaseGlobalAggregator):
     r"""Anytime global explanation of a text classifier from LIME: the top-k words per class.
 
     Every document ``d`` is explained by LIME (:class:`~skanchors.LimeExplainer`, K-Lasso on
@@ -83,7 +79,9 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
     The ``k`` best words of each class with :math:`\sum_{d \in S[c]} w_{d,j} > 0` (words that
     push towards ``c``) are :attr:`top_terms_`. The answer is *anytime*: it is current after
     every batch, so a run can be stopped (``max_time``, ``callback``, an exception). See
-    :mod:`skanchors.aggregation.lime_aggregator` for the decisions behind it.
+    :mod:`skanchors.aggregation.lime_aggregator` for the decisions behind it; what it shares
+    with :class:`~skanchors.aggregation.GlobalAnchorAggregator` (the anytime loop,
+    ``transform``, ``score``) is in :class:`~skanchors.aggregation._base.BaseGlobalAggregator`.
 
     Parameters
     ----------
@@ -191,10 +189,11 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
     20
     """
 
+    _progress_desc = "global LIME"
+
     _parameter_constraints: dict = {
-        "estimator": [HasMethods(["predict_proba"]), callable],
+        **BaseGlobalAggregator._parameter_constraints,
         "aggregation": [StrOptions(set(LIME_AGGREGATIONS))],
-        "k": [Interval(Integral, 1, None, closed="left")],
         "n_samples": [Interval(Integral, 1, None, closed="left")],
         "n_features": [Interval(Integral, 1, None, closed="left")],
         "feature_selection": [
@@ -202,18 +201,6 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
         ],
         "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
-        "stop_words": [StrOptions({"english"}), "array-like", set, frozenset, None],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
-        "lowercase": ["boolean"],
-        "max_documents": [Interval(Integral, 1, None, closed="left"), None],
-        "order": [StrOptions({"confidence", "given", "random"})],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "removal": [str],
-        "max_time": [Interval(Real, 0, None, closed="neither"), None],
-        "callback": [callable, None],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -261,70 +248,7 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_clone__(self):
-        # The model being explained (and a fitted sampler) is shared, never cloned: a clone
-        # must explain the *same fitted* model.
-        params = self.get_params(deep=False)
-        estimator = params.pop("estimator")
-        sampler = params.pop("sampler")
-        if sampler is not None and not hasattr(sampler, "vocabulary_"):
-            sampler = clone(sampler)
-        params = {k: clone(v, safe=False) for k, v in params.items()}
-        return type(self)(estimator, sampler=sampler, **params)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.string = True
-        tags.input_tags.two_d_array = False
-        tags.requires_fit = True
-        tags.transformer_tags.preserves_dtype = []
-        return tags
-
     # ---------------------------------------------------------------- public API
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
-        """Explain every document of ``X`` with LIME and aggregate (from a fresh state).
-
-        Parameters
-        ----------
-        X : list, tuple, 1-d array or Series of str
-            The documents ``S`` (e.g. a test set).
-        y : None
-            Ignored: classes are the model's predictions.
-
-        Returns
-        -------
-        self
-        """
-        docs = check_documents(X, "X", allow_wordless=True)
-        for name in list(vars(self)):
-            if name.endswith("_") and not name.startswith("__"):
-                delattr(self, name)
-        self._state = None
-        self._setup(docs)
-        self._run(docs)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=False)
-    def partial_fit(self, X, y=None):
-        """Explain and aggregate one more collection of documents (anytime).
-
-        Parameters
-        ----------
-        X : list, tuple, 1-d array or Series of str
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self
-        """
-        docs = check_documents(X, "X", allow_wordless=True)
-        if getattr(self, "_state", None) is None:
-            self._setup(docs)
-        self._run(docs)
-        return self
-
     def compute_scores(self, aggregation=None):
         """Scores of any LIME aggregation from the current sums (a word x class DataFrame).
 
@@ -340,12 +264,8 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
         scores : pandas.DataFrame
         """
         check_is_fitted(self, "classes_")
-        import pandas as pd
-
         name = self.aggregation if aggregation is None else aggregation
-        return pd.DataFrame(
-            self._scores(name), index=pd.Index(self._words, name="word"), columns=self.classes_
-        )
+        return self._frame(self._scores(name))
 
     def compute_top_terms(self, aggregation=None, *, k=None):
         """Top terms of any LIME aggregation from the current sums.
@@ -357,102 +277,10 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "classes_")
         name = self.aggregation if aggregation is None else aggregation
-        return self._top(self._scores(name), self.k if k is None else k)
-
-    def get_feature_names_out(self, input_features=None):
-        """The top terms of all classes (class by class, best first, each word once)."""
-        check_is_fitted(self, "top_terms_")
-        seen = []
-        for terms in self.top_terms_.values():
-            for w, _ in terms:
-                if w not in seen:
-                    seen.append(w)
-        return np.array(seen, dtype=object)
-
-    def transform(self, X):
-        """Occurrences of each top term in each document.
-
-        Parameters
-        ----------
-        X : list of str
-
-        Returns
-        -------
-        Xt : ndarray of int of shape (n_documents, n_top_terms)
-            Columns are :meth:`get_feature_names_out`.
-        """
-        names = self.get_feature_names_out()
-        docs = check_documents(X, "X", allow_wordless=True)
-        col = {w: j for j, w in enumerate(names.tolist())}
-        out = np.zeros((len(docs), len(names)), dtype=np.int64)
-        for i, doc in enumerate(docs):
-            for w, _, _ in tokenize(doc):
-                j = col.get(self._norm(w))
-                if j is not None:
-                    out[i, j] += 1
-        return out
-
-    def score(self, X, y=None):
-        """AOPC^k of the top terms on ``X``, averaged over classes (higher is better).
-
-        The same measure as :meth:`GlobalAnchorAggregator.score
-        <skanchors.aggregation.GlobalAnchorAggregator.score>` (:func:`skanchors.metrics.aopc_k`).
-
-        Parameters
-        ----------
-        X : list of str
-            Held-out documents.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
-        """
-        from ..metrics import aopc_k
-
-        check_is_fitted(self, "top_terms_")
-        docs = check_documents(X, "X", allow_wordless=True)
-        return aopc_k(
-            self.model_,
-            docs,
-            self.top_terms_,
-            self.k,
-            removal=self.removal,
-            lowercase=self.lowercase,
-        )
+        return self._top(self._scores(name), name, self.k if k is None else k)
 
     # ---------------------------------------------------------------- set-up
-    def _norm(self, word):
-        return word.lower() if self.lowercase else word
-
-    def _stop_set(self):
-        if self.stop_words is None:
-            return frozenset()
-        if isinstance(self.stop_words, str):
-            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-            return frozenset(ENGLISH_STOP_WORDS)
-        words = list(self.stop_words)
-        bad = [w for w in words if not isinstance(w, str)]
-        if bad:
-            raise TypeError(f"stop_words must be str, got {bad[:3]!r}.")
-        return frozenset(w.lower() for w in words)
-
-    def _setup(self, docs):
-        from ..samplers.text import UnkSampler
-
-        self._stops = self._stop_set()
-        self.model_ = as_probability_model(self.estimator)
-        sampler = UnkSampler() if self.sampler is None else self.sampler
-        if not hasattr(sampler, "vocabulary_"):
-            sampler = clone(sampler).fit(docs)
-        self.sampler_ = sampler
-        if self.model_.classes_ is None:
-            probe = next((d for d in docs if d), "x")
-            self.model_.predict_proba([probe])
-        self.classes_ = np.asarray(self.model_.classes_)
-        self._seed_base = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+    def _init_state(self):
         explainer = LimeExplainer(
             self.estimator,
             n_samples=self.n_samples,
@@ -468,30 +296,14 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
         explainer.sampler_ = self.sampler_
         explainer.classes_ = self.classes_
         self.explainer_ = explainer
-        self._words, self._index = [], {}
         z = np.zeros((0, len(self.classes_)))
         self._ws, self._abs = z.copy(), z.copy()
         self._dc, self._sel = z.astype(np.int64), z.astype(np.int64)
         self._occ = np.zeros(0, dtype=np.int64)
         self._r2_sum = 0.0
         self._n_explained = 0
-        self.n_documents_seen_ = 0
-        self.n_model_calls_ = 0
-        self.n_rows_predicted_ = 0
-        self.elapsed_time_ = 0.0
-        self.history_ = []
-        self.stopped_early_ = False
-        self._state = True
-        self._publish()
 
-    def _add_words(self, words):
-        new = [w for w in dict.fromkeys(words) if w not in self._index]
-        if not new:
-            return
-        for w in new:
-            self._index[w] = len(self._words)
-            self._words.append(w)
-        n = len(new)
+    def _grow(self, n):
         pad = np.zeros((n, len(self.classes_)))
         self._ws = np.vstack([self._ws, pad])
         self._abs = np.vstack([self._abs, pad])
@@ -500,71 +312,21 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
         self._occ = np.concatenate([self._occ, np.zeros(n, dtype=np.int64)])
 
     # ---------------------------------------------------------------- the loop
-    def _plan(self, docs):
-        """Order (and sample) the documents of one call; returns (docs, targets)."""
-        idx = np.arange(len(docs))
-        if self.max_documents is not None:
-            room = max(self.max_documents - self.n_documents_seen_, 0)
-            if len(idx) > room:
-                rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 1])
-                idx = np.sort(rng.choice(idx, size=room, replace=False))
-        docs = [docs[i] for i in idx.tolist()]
-        if not docs:
-            return [], np.zeros(0, dtype=int)
-        proba = self.model_.predict_proba(docs)
-        targets = proba.argmax(axis=1)
-        if self.order == "confidence":
-            order = np.argsort(-proba.max(axis=1), kind="stable")
-        elif self.order == "random":
-            rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 2])
-            order = rng.permutation(len(docs))
-        else:
-            order = np.arange(len(docs))
-        return [docs[i] for i in order.tolist()], targets[order]
-
-    def _run(self, docs):
-        start = time.perf_counter()
-        self.stopped_early_ = False
-        docs, targets = self._plan(docs)
-        bs = self.batch_size
-        starts = list(range(0, len(docs), bs))
-        bar = self._progress(len(docs))
-        try:
-            for b, s in enumerate(starts):
-                t0 = time.perf_counter()
-                batch, y = docs[s : s + bs], targets[s : s + bs]
-                tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in batch]
-                # A document without words has nothing to explain: seen, but no weights.
-                worded = [i for i, t in enumerate(tokens) if t]
-                found = (
-                    self.explainer_.explain([batch[i] for i in worded], self.classes_[y[worded]])
-                    if worded
-                    else []
-                )
-                explanations = [None] * len(batch)
-                for i, e in zip(worded, found):
-                    explanations[i] = e
-                self._commit(tokens, y, explanations)
-                self.elapsed_time_ += time.perf_counter() - t0
-                self.history_.append(
-                    dict(
-                        n_documents=self.n_documents_seen_,
-                        elapsed_time=self.elapsed_time_,
-                        n_rows_predicted=self.n_rows_predicted_,
-                    )
-                )
-                self._publish()
-                self._report(bar, len(batch))
-                stop = bool(self.callback(self)) if self.callback is not None else False
-                timed_out = (
-                    self.max_time is not None and time.perf_counter() - start > self.max_time
-                )
-                if (stop or timed_out) and b < len(starts) - 1:
-                    self.stopped_early_ = True
-                    break
-        finally:
-            if bar is not None:
-                bar.close()
+    def _process_batch(self, docs, targets, prepared, indices):
+        batch, y = [docs[i] for i in indices], targets[indices]
+        tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in batch]
+        # A document without words has nothing to explain: seen, but no weights.
+        worded = [i for i, t in enumerate(tokens) if t]
+        found = (
+            self.explainer_.explain([batch[i] for i in worded], self.classes_[y[worded]])
+            if worded
+            else []
+        )
+        explanations = [None] * len(batch)
+        for i, e in zip(worded, found):
+            explanations[i] = e
+        self._commit(tokens, y, explanations)
+        return True
 
     def _commit(self, tokens, targets, explanations):
         """Add one finished batch to the sums (all or nothing)."""
@@ -591,74 +353,34 @@ class GlobalLimeAggregator(TransformerMixin, BaseEstimator):
         self._n_explained += sum(e is not None for e in explanations)
 
     # ---------------------------------------------------------------- scores
-    def _eligible(self):
-        keep = self._occ >= self.min_count
-        if self._stops and len(self._words):
-            keep &= np.fromiter(
-                (w.lower() not in self._stops for w in self._words), bool, len(self._words)
-            )
-        return keep
-
     def _scores(self, name):
         if name not in LIME_AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {list(LIME_AGGREGATIONS)}, got {name!r}.")
         return aggregate_lime(
-            name, self._ws, self._abs, self._dc, n_occurrences=self._occ, mask=self._eligible()
+            name,
+            self._ws,
+            self._abs,
+            self._dc,
+            n_occurrences=self._occ,
+            mask=self._eligible(self._occ),
         )
 
-    def _top(self, scores, k):
-        ranked = ~np.isnan(scores) & (self._ws > 0)
-        words = self._words
-        out = {}
-        for c, label in enumerate(self.classes_.tolist()):
-            idx = np.flatnonzero(ranked[:, c]).tolist()
-            order = sorted(idx, key=lambda j: (-scores[j, c], words[j]))[:k]
-            out[label] = [(str(words[j]), float(scores[j, c])) for j in order]
-        return out
+    def _ranked(self, scores, name):
+        return ~np.isnan(scores) & (self._ws > 0)
 
-    def _publish(self):
-        import pandas as pd
-
-        index = pd.Index(self._words, name="word")
-        scores = self._scores(self.aggregation)
-        self.scores_ = pd.DataFrame(scores, index=index, columns=self.classes_)
-        self.top_terms_ = self._top(scores, self.k)
-        for attr, arr in (
+    def _count_tables(self):
+        return (
             ("weight_sums_", self._ws),
             ("abs_weight_sums_", self._abs),
             ("document_counts_", self._dc),
             ("selected_counts_", self._sel),
-        ):
-            setattr(self, attr, pd.DataFrame(arr.copy(), index=index, columns=self.classes_))
+        )
+
+    def _publish(self):
+        import pandas as pd
+
+        super()._publish()
+        index = pd.Index(self._words, name="word")
         self.occurrence_counts_ = pd.Series(self._occ.copy(), index=index, name="occurrences")
         n = self._n_explained
         self.mean_local_fidelity_ = self._r2_sum / n if n else float("nan")
-
-    # ---------------------------------------------------------------- progress
-    def _progress(self, total):
-        if not self.verbose:
-            return None
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return None
-        return tqdm(total=total, desc="global LIME", unit="doc", file=sys.stderr)
-
-    def _headline(self, n=3):
-        return "; ".join(
-            f"{label}: {', '.join(w for w, _ in terms[:n])}"
-            for label, terms in self.top_terms_.items()
-        )
-
-    def _report(self, bar, n):
-        if not self.verbose:
-            return
-        if bar is not None:
-            bar.update(n)
-            bar.set_postfix_str(self._headline())
-        else:
-            print(
-                f"[skanchors] {self.n_documents_seen_} documents, {self.elapsed_time_:.1f} s | "
-                f"{self._headline()}",
-                flush=True,
-            )

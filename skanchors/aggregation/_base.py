@@ -1,0 +1,404 @@
+"""What the global aggregators share: the anytime loop over batches of documents.
+
+:class:`BaseGlobalAggregator` holds the estimator plumbing of
+:class:`~skanchors.aggregation.GlobalAnchorAggregator` and
+:class:`~skanchors.aggregation.GlobalLimeAggregator` (template method): validation of the
+shared parameters, the set-up of the model, sampler and classes, the ordering of the documents
+by confidence, the loop over batches with ``max_time``, ``callback`` and progress, the
+stop-word and rare-word filters, the publication of :attr:`top_terms_` and :attr:`scores_`,
+``transform``, ``score`` (AOPC^k) and cloning. Each subclass explains the documents of a batch
+and aggregates the results.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..models import as_probability_model
+from ..samplers.text import check_documents, tokenize
+
+__all__ = ["BaseGlobalAggregator"]
+
+
+class BaseGlobalAggregator(TransformerMixin, BaseEstimator):
+    """Shared behaviour of the global aggregators of local text explanations.
+
+    Subclasses store the parameters of :attr:`_parameter_constraints` (they extend the dict)
+    plus ``aggregation`` and ``sampler``, and implement:
+
+    - ``_init_state()``: the empty per-word state (called by :meth:`_setup`);
+    - ``_grow(n)``: room for ``n`` new words (called by :meth:`_add_words`);
+    - ``_process_batch(docs, targets, prepared, batch)``: explain and count the documents
+      ``batch`` (indices into ``docs``); returns False when the batch was skipped;
+    - ``_scores(name)``, ``_ranked(scores, name)``: the scores of an aggregation and which of
+      them may be top terms;
+    - ``_count_tables()``: the ``(attribute, array)`` word x class tables to publish.
+
+    The hooks ``_start_run``, ``_drop``, ``_history_entry`` and ``_save_checkpoint`` have
+    defaults.
+    """
+
+    _progress_desc = "global explanations"
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["predict_proba"]), callable],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "stop_words": [StrOptions({"english"}), "array-like", set, frozenset, None],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "lowercase": ["boolean"],
+        "max_documents": [Interval(Integral, 1, None, closed="left"), None],
+        "order": [StrOptions({"confidence", "given", "random"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "removal": [str],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "callback": [callable, None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __sklearn_clone__(self):
+        # The model being explained (and a fitted sampler, e.g. a loaded masked LM) is shared,
+        # never cloned: a clone must explain the *same fitted* model.
+        params = self.get_params(deep=False)
+        estimator = params.pop("estimator")
+        sampler = params.pop("sampler")
+        if sampler is not None and not hasattr(sampler, "vocabulary_"):
+            sampler = clone(sampler)
+        params = {k: clone(v, safe=False) for k, v in params.items()}
+        return type(self)(estimator, sampler=sampler, **params)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.two_d_array = False
+        tags.requires_fit = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    # ---------------------------------------------------------------- public API
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Explain every document of ``X`` and aggregate (from a fresh state).
+
+        With a ``checkpoint`` (:class:`~skanchors.aggregation.GlobalAnchorAggregator`) whose
+        file is present, the saved state is loaded instead and the batches it already counted
+        are skipped.
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+            The documents ``S`` (e.g. a test set).
+        y : None
+            Ignored: classes are the model's predictions.
+
+        Returns
+        -------
+        self
+        """
+        docs = self._check_X(X)
+        for name in list(vars(self)):
+            if name.endswith("_") and not name.startswith("__"):
+                delattr(self, name)
+        self._state = None
+        self._setup(docs)
+        self._run(docs)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def partial_fit(self, X, y=None):
+        """Explain and aggregate one more collection of documents (anytime).
+
+        ``X`` is ordered (``order``) and processed in batches of ``batch_size``; the filters
+        that count words know only the documents seen so far and ``X``.
+
+        Parameters
+        ----------
+        X : list, tuple, 1-d array or Series of str
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        docs = self._check_X(X)
+        if getattr(self, "_state", None) is None:
+            self._setup(docs)
+        self._run(docs)
+        return self
+
+    def get_feature_names_out(self, input_features=None):
+        """The top terms of all classes (class by class, best first, each word once)."""
+        check_is_fitted(self, "top_terms_")
+        seen = []
+        for terms in self.top_terms_.values():
+            for w, _ in terms:
+                if w not in seen:
+                    seen.append(w)
+        return np.array(seen, dtype=object)
+
+    def transform(self, X):
+        """Occurrences of each top term in each document.
+
+        Parameters
+        ----------
+        X : list of str
+
+        Returns
+        -------
+        Xt : ndarray of int of shape (n_documents, n_top_terms)
+            Columns are :meth:`get_feature_names_out`.
+        """
+        names = self.get_feature_names_out()
+        docs = check_documents(X, "X", allow_wordless=True)
+        col = {w: j for j, w in enumerate(names.tolist())}
+        out = np.zeros((len(docs), len(names)), dtype=np.int64)
+        for i, doc in enumerate(docs):
+            for w, _, _ in tokenize(doc):
+                j = col.get(self._norm(w))
+                if j is not None:
+                    out[i, j] += 1
+        return out
+
+    def score(self, X, y=None):
+        """AOPC^k of the top terms on ``X``, averaged over classes (higher is better).
+
+        See :func:`skanchors.metrics.aopc_k`; ``removal`` says how terms are removed. This is
+        what ``GridSearchCV`` maximises; anchor-based and LIME-based top terms are scored alike.
+
+        Parameters
+        ----------
+        X : list of str
+            Held-out documents.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        from ..metrics import aopc_k
+
+        check_is_fitted(self, "top_terms_")
+        docs = check_documents(X, "X", allow_wordless=True)
+        return aopc_k(
+            self.model_,
+            docs,
+            self.top_terms_,
+            self.k,
+            removal=self.removal,
+            lowercase=self.lowercase,
+        )
+
+    # ---------------------------------------------------------------- set-up
+    def _check_X(self, X):
+        return check_documents(X, "X", allow_wordless=True)
+
+    def _norm(self, word):
+        return word.lower() if self.lowercase else word
+
+    def _stop_set(self):
+        if self.stop_words is None:
+            return frozenset()
+        if isinstance(self.stop_words, str):
+            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+            return frozenset(ENGLISH_STOP_WORDS)
+        words = list(self.stop_words)
+        bad = [w for w in words if not isinstance(w, str)]
+        if bad:
+            raise TypeError(f"stop_words must be str, got {bad[:3]!r}.")
+        return frozenset(w.lower() for w in words)
+
+    def _setup(self, docs):
+        """Model, sampler, classes and an empty state; the subclass adds its own."""
+        from ..samplers.text import UnkSampler
+
+        self._stops = self._stop_set()
+        self.model_ = as_probability_model(self.estimator)
+        sampler = UnkSampler() if self.sampler is None else self.sampler
+        if not hasattr(sampler, "vocabulary_"):
+            sampler = clone(sampler).fit(docs)
+        self.sampler_ = sampler
+        if self.model_.classes_ is None:
+            probe = next((d for d in docs if d), "x")
+            self.model_.predict_proba([probe])
+        self.classes_ = np.asarray(self.model_.classes_)
+        self._seed_base = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        self._words, self._index = [], {}
+        self._stop_cache = None
+        self.n_documents_seen_ = 0
+        self.n_model_calls_ = 0
+        self.n_rows_predicted_ = 0
+        self.elapsed_time_ = 0.0
+        self.history_ = []
+        self.stopped_early_ = False
+        self._state = True
+        self._init_state()
+        self._publish()
+
+    def _add_words(self, words):
+        """Give the words not met before a row of the state (``_grow``)."""
+        new = [w for w in dict.fromkeys(words) if w not in self._index]
+        if not new:
+            return
+        for w in new:
+            self._index[w] = len(self._words)
+            self._words.append(w)
+        self._grow(len(new))
+
+    # ---------------------------------------------------------------- the loop
+    def _plan(self, docs):
+        """Order (and sample) the documents of one call; returns (docs, targets)."""
+        idx = np.arange(len(docs))
+        if self.max_documents is not None:
+            room = max(self.max_documents - self.n_documents_seen_, 0)
+            if len(idx) > room:
+                rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 1])
+                idx = np.sort(rng.choice(idx, size=room, replace=False))
+        docs = [docs[i] for i in idx.tolist()]
+        if not docs:
+            return [], np.zeros(0, dtype=int)
+        proba = self.model_.predict_proba(docs)
+        targets = proba.argmax(axis=1)
+        if self.order == "confidence":
+            order = np.argsort(-proba.max(axis=1), kind="stable")
+        elif self.order == "random":
+            rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 2])
+            order = rng.permutation(len(docs))
+        else:
+            order = np.arange(len(docs))
+        return [docs[i] for i in order.tolist()], targets[order]
+
+    def _run(self, docs):
+        """The anytime loop: one batch at a time, the answer published after each."""
+        start = time.perf_counter()
+        self.stopped_early_ = False
+        docs, targets = self._plan(docs)
+        prepared = self._start_run(docs, targets)
+        bs = self.batch_size
+        batches = [list(range(s, min(s + bs, len(docs)))) for s in range(0, len(docs), bs)]
+        bar = self._progress(len(docs))
+        try:
+            for b, batch in enumerate(batches):
+                t0 = time.perf_counter()
+                if not self._process_batch(docs, targets, prepared, batch):
+                    self._report(bar, len(batch), skipped=True)
+                    continue
+                self.elapsed_time_ += time.perf_counter() - t0
+                self._record()
+                self._publish()
+                self._save_checkpoint()
+                self._report(bar, len(batch))
+                stop = bool(self.callback(self)) if self.callback is not None else False
+                timed_out = (
+                    self.max_time is not None and time.perf_counter() - start > self.max_time
+                )
+                if (stop or timed_out) and b < len(batches) - 1:
+                    self.stopped_early_ = True
+                    self._drop(targets, prepared, [i for bb in batches[b + 1 :] for i in bb])
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+        self._publish()
+
+    def _start_run(self, docs, targets):
+        """Work on all the (ordered) documents of a call before its first batch."""
+        return None
+
+    def _drop(self, targets, prepared, indices):
+        """Forget the documents ``indices`` of a call that stopped early."""
+
+    def _save_checkpoint(self):
+        """Save the state after a batch (no checkpoint by default)."""
+
+    def _history_entry(self):
+        return dict(
+            n_documents=self.n_documents_seen_,
+            elapsed_time=self.elapsed_time_,
+            n_rows_predicted=self.n_rows_predicted_,
+        )
+
+    def _record(self):
+        self.history_.append(self._history_entry())
+
+    # ---------------------------------------------------------------- filters and scores
+    def _stop_mask(self):
+        """Which words are stop words (computed once per word, extended as words arrive)."""
+        mask = getattr(self, "_stop_cache", None)
+        if mask is None:
+            mask = np.zeros(0, dtype=bool)
+        if len(mask) < len(self._words):
+            extra = self._words[len(mask) :]
+            new = np.fromiter((w.lower() in self._stops for w in extra), bool, len(extra))
+            mask = self._stop_cache = np.concatenate([mask, new])
+        return mask[: len(self._words)]
+
+    def _eligible(self, n_occurrences):
+        """Words that may be tested or ranked: no stop word, ``min_count`` occurrences."""
+        keep = n_occurrences >= self.min_count
+        if self._stops and len(self._words):
+            keep &= ~self._stop_mask()
+        return keep
+
+    def _frame(self, table):
+        """A word x class table as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(table, index=pd.Index(self._words, name="word"), columns=self.classes_)
+
+    def _top(self, scores, name, k):
+        ranked = self._ranked(scores, name)
+        words = self._words
+        out = {}
+        for c, label in enumerate(self.classes_.tolist()):
+            idx = np.flatnonzero(ranked[:, c]).tolist()
+            order = sorted(idx, key=lambda j: (-scores[j, c], words[j]))[:k]
+            out[label] = [(str(words[j]), float(scores[j, c])) for j in order]
+        return out
+
+    def _publish(self):
+        scores = self._scores(self.aggregation)
+        self.scores_ = self._frame(scores)
+        self.top_terms_ = self._top(scores, self.aggregation, self.k)
+        for attr, arr in self._count_tables():
+            setattr(self, attr, self._frame(arr.copy()))
+
+    # ---------------------------------------------------------------- progress
+    def _progress(self, total):
+        if not self.verbose:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return None
+        return tqdm(total=total, desc=self._progress_desc, unit="doc", file=sys.stderr)
+
+    def _headline(self, n=3):
+        return "; ".join(
+            f"{label}: {', '.join(w for w, _ in terms[:n])}"
+            for label, terms in self.top_terms_.items()
+        )
+
+    def _report(self, bar, n, skipped=False):
+        if not self.verbose:
+            return
+        if bar is not None:
+            bar.update(n)
+            bar.set_postfix_str(self._headline())
+        else:
+            what = "skipped (in checkpoint)" if skipped else f"{self.elapsed_time_:.1f} s"
+            print(
+                f"[skanchors] {self.n_documents_seen_} documents, {what} | {self._headline()}",
+                flush=True,
+            )
