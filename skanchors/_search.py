@@ -15,7 +15,7 @@ modality, through four members:
     coverage of each anchor (a tuple of predicate indices) under the perturbation
     distribution; the search maximises it.
 ``reference_coverage(anchor)``
-    share of the reference data the anchor applies to (reported, and breaks coverage ties).
+    share of the reference data the anchor applies to (reported as ``Anchor.coverage``).
 ``exact_reuse`` (optional, default False)
     True when a sample drawn for ``A_s`` that satisfies ``A`` (a superset of ``A_s``) is an
     exact draw of ``D(z | A)``, as with independent word masking.
@@ -325,12 +325,15 @@ def beam_search(
         beams[size] = [candidates[i] for i in chosen]
         exact = CandidateArms(store, beams[size])
         valid = _validate(exact, np.arange(len(chosen)), threshold, beta, batch_size)
-        for cand, ok in zip(beams[size], valid):
+        # Ties in perturbation coverage (text: keep_proba ** size, the same for every rule of
+        # a size) go to the more precise rule. Measured on movie reviews: breaking them by
+        # reference-document coverage instead picked common words ("movie", "some") whose
+        # precision on real held-out sentences was 0.548 against 0.631 this way.
+        precision = exact.n_positives / np.maximum(exact.n_samples, 1)
+        for cand, ok, prec in zip(beams[size], valid, precision):
             if not ok or cov[cand] < best_coverage:
                 continue
-            # Ties in perturbation coverage (text: keep_proba ** size) go to the rule that
-            # covers more of the reference data.
-            key = (cov[cand], instance.reference_coverage(cand))
+            key = (cov[cand], prec)
             if best is None or key > best_key:
                 best, best_coverage, best_key = cand, cov[cand], key
         size += 1
