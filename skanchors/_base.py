@@ -70,6 +70,15 @@ class BaseExplainer(TransformerMixin, BaseEstimator):
         )
 
 
+def _check_not_a_string(X):
+    """A single str is a common slip for ``[document]``: say so instead of failing later."""
+    if isinstance(X, str):
+        raise ValueError(
+            "X must be a collection of rows or documents; got a single string. Wrap it "
+            "in a list: fit([document])."
+        )
+
+
 def is_text(X):
     """Whether X is a collection of documents (1-d, every element a str)."""
     if isinstance(X, pd.DataFrame):

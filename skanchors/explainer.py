@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._bandit import kl_lower_bound, kl_upper_bound, make_bandit
-from ._base import BaseExplainer, concat_rows, row_seed, take_rows
+from ._base import BaseExplainer, _check_not_a_string, concat_rows, row_seed, take_rows
 from ._explanation import Anchor, Step
 from ._search import beam_search
 from .models import RegressionModel, as_probability_model
@@ -209,11 +209,7 @@ class AnchorExplainer(BaseExplainer):
         -------
         self
         """
-        if isinstance(X, str):
-            raise ValueError(
-                "X must be a collection of rows or documents; got a single string. Wrap it "
-                "in a list: fit([document])."
-            )
+        _check_not_a_string(X)
         regression = self.mode == "regression" or (
             self.mode == "auto" and _is_regressor(self.estimator)
         )

@@ -40,7 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseExplainer, concat_rows, row_seed
+from ._base import BaseExplainer, _check_not_a_string, concat_rows, row_seed
 from ._explanation import Predicate
 from .discretizers import format_value
 from .models import as_probability_model
@@ -467,11 +467,7 @@ class LimeExplainer(BaseExplainer):
         -------
         self
         """
-        if isinstance(X, str):
-            raise ValueError(
-                "X must be a collection of rows or documents; got a single string. Wrap it "
-                "in a list: fit([document])."
-            )
+        _check_not_a_string(X)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
         if self.model_.classes_ is None:

@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+from planted_corpus import DOCS, FILLER, PLANTED, STOP, PlantedModel
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
@@ -18,46 +19,7 @@ from skanchors.aggregation import (
     inverse_pr,
 )
 from skanchors.metrics import aopc_k
-from skanchors.samplers import tokenize
 
-PLANTED = ("prize", "cash", "winner")
-FILLER = "alpha bravo delta echo golf hotel india kilo lima mike oscar papa romeo tango".split()
-STOP = ("the", "and", "to", "of")
-
-
-def make_docs(n=60, seed=0):
-    rng = np.random.default_rng(seed)
-    docs = []
-    for i in range(n):
-        words = list(rng.choice(FILLER, size=5)) + list(rng.choice(STOP, size=2))
-        if i % 3 == 0:
-            words.append(str(rng.choice(PLANTED)))
-        rng.shuffle(words)
-        docs.append(" ".join(words))
-    return docs
-
-
-class PlantedModel:
-    """Spam (0.9) iff a planted word is present, else 0.1; counts calls; can be armed to fail."""
-
-    classes_ = np.array(["ham", "spam"])
-
-    def __init__(self, words=PLANTED):
-        self.words = set(words)
-        self.calls = 0
-        self.fail = False
-
-    def predict_proba(self, X):
-        if self.fail:
-            raise RuntimeError("model crashed")
-        self.calls += 1
-        p = np.array(
-            [0.9 if self.words & {w.lower() for w, _, _ in tokenize(d)} else 0.1 for d in X]
-        )
-        return np.column_stack([1 - p, p])
-
-
-DOCS = make_docs()
 FAST = dict(k=3, min_count=2, sample_size=40, batch_size=10, random_state=0)
 
 
