@@ -3,7 +3,10 @@
 Every candidate rule is an *arm* whose unknown payoff is its precision, a Bernoulli mean.
 This module knows nothing about rules, features or models: it sees arrays of sample counts
 and successes, and asks an ``arms`` object (see :class:`skanchors._search.CandidateArms`) to draw
-more samples.
+more samples. Arms whose precision is not a plain Bernoulli mean (a stratified estimate,
+:class:`skanchors._search.StratifiedArms`) supply ``precision_estimates()`` and
+``precision_bounds(indices, beta)``; otherwise both come from ``n_samples`` and
+``n_positives``.
 
 References
 ----------
@@ -29,6 +32,7 @@ __all__ = [
     "kl_bernoulli",
     "kl_lower_bound",
     "kl_upper_bound",
+    "stratified_kl_bounds",
 ]
 
 # Newton converges quadratically; 50 steps is a safety cap, never reached in practice.
@@ -161,6 +165,121 @@ def kl_lower_bound(p, level):
     return out if out.ndim else float(out)
 
 
+def _two_term_rate(beta):
+    """Rate ``b`` with ``(1 + b) exp(-b) = exp(-beta)``: the sum of two independent deviations
+    whose tails are at most ``exp(-x)`` (a Gamma(2, 1) tail) exceeds ``b`` with probability at
+    most ``exp(-beta)``.
+
+    Newton's method on the convex ``h(b) = b - log(1 + b) - beta``: the first step lands on the
+    right of the root and the iterates then decrease to it, so the result is never below the
+    root (never a smaller, optimistic rate).
+    """
+    beta = np.asarray(beta, dtype=float)
+    b = beta + np.log1p(beta)
+    for _ in range(8):
+        b = b - (b - np.log1p(b) - beta) * (1.0 + b) / np.maximum(b, 1e-300)
+    return b * (1.0 + 1e-12)  # rounding stays on the safe side
+
+
+def _joint_lower(p, n, w, rate, iters=32):
+    """A lower bound on ``min sum_s w_s q_s`` s.t. ``sum_s n_s KL(p_s || q_s) <= rate``.
+
+    Rows are arms. By weak duality, for every multiplier ``lam >= 0`` the dual function
+    ``g(lam) = min_q [sum_s w_s q_s + lam (sum_s n_s KL(p_s || q_s) - rate)]`` is at most the
+    constrained minimum, so *any* ``lam`` gives a valid (conservative) bound and the best of a
+    few is (nearly) the exact minimum (strong duality: the problem is convex). The inner
+    minimiser of each stratum solves ``(p - q) / (q (1 - q)) = c`` with ``c = w / (lam n)``,
+    a quadratic with the stable root ``q = 2p / ((1 + c) + sqrt((1 + c)^2 - 4cp))``; ``log lam``
+    is bisected on the sign of the constraint (the derivative of ``g``). A stratum without
+    samples is unconstrained (``q = 0``).
+    """
+    m = p.shape[0]
+    has = n > 0
+    safe_n = np.where(has, n, 1.0)
+    # c = w / (lam n) is of order 1 near lam = w / n: bracket log lam around it.
+    center = np.log(np.maximum((w / safe_n).max(axis=1, keepdims=True), 1e-300))
+    lo, hi = center - 15.0, center + 15.0
+    rate = np.asarray(rate, dtype=float).reshape(-1, 1)
+    best = np.full(m, -np.inf)
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        lam = np.exp(mid)
+        c = w / (lam * safe_n)
+        root = np.sqrt(np.maximum((1.0 + c) ** 2 - 4.0 * c * p, 0.0))
+        # The root lies in [0, p]; clipping removes rounding past p (KL would be inf at 1).
+        q = np.where(has, np.minimum(2.0 * p / ((1.0 + c) + root), p), 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            k = np.where(has, n * kl_bernoulli(p, q), 0.0).sum(axis=1, keepdims=True)
+        g = (w * q).sum(axis=1) + (lam * (k - rate))[:, 0]
+        best = np.maximum(best, g)
+        over = k > rate
+        lo = np.where(over, mid, lo)
+        hi = np.where(over, hi, mid)
+    # 32 halvings leave the dual within ~1e-15 of its maximum; rounding down to 1e-12 makes
+    # the bound independent of last-bit differences between processes (n_jobs).
+    return np.maximum(np.floor(best * 1e12) / 1e12, 0.0)
+
+
+def stratified_kl_bounds(p, n, w, beta, side="both"):
+    """Confidence bounds of ``sum_s w_s p_s`` from independent Bernoulli strata.
+
+    Parameters
+    ----------
+    p, n, w : ndarray of shape (n_arms, n_strata)
+        Empirical mean, number of samples and (known) weight of each stratum; weights of an
+        arm sum to 1.
+    beta : float or ndarray of shape (n_arms,)
+        Exploration rate, as for :func:`kl_lower_bound` (``level = beta / n``).
+    side : {"both", "lower", "upper"}, default="both"
+        Bounds to compute; the other one is returned as None.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_arms,)
+        The extremes of ``sum_s w_s q_s`` over all ``q`` with
+        ``sum_s n_s KL(p_s || q_s) <= rate`` (up to the dual's tolerance, on the safe side):
+        one joint KL constraint instead of one bound per stratum, whose widths would add up.
+        With one informative stratum the rate is ``beta`` (and the bounds are
+        :func:`kl_lower_bound` / :func:`kl_upper_bound` scaled by its weight, the other
+        stratum ranging over [0, 1]); with two it is the ``b`` of
+        ``(1 + b) exp(-b) = exp(-beta)``, because each stratum's deviation ``n KL`` has a tail
+        at most ``exp(-x)`` (Chernoff) and the sum of two such independent deviations a
+        Gamma(2, 1) tail.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lb, ub = stratified_kl_bounds(np.array([[0.9, 0.5]]), np.array([[100.0, 0.0]]),
+    ...                               np.array([[1.0, 0.0]]), 2.0)
+    >>> bool(np.isclose(lb[0], kl_lower_bound(0.9, 0.02)))
+    True
+    """
+    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
+    n = np.asarray(n, dtype=float)
+    w = np.asarray(w, dtype=float)
+    if p.shape[1] > 2:
+        raise ValueError("stratified_kl_bounds supports at most two strata.")
+    beta = np.broadcast_to(np.asarray(beta, dtype=float), (p.shape[0],))
+    useful = (n > 0) & (w > 0)
+    two = useful.sum(axis=1) >= 2
+    # One informative stratum: the plain KL bounds of that stratum, scaled by its weight.
+    pick = np.argmax(useful, axis=1)
+    rows = np.arange(p.shape[0])
+    ps, ns, ws = p[rows, pick], n[rows, pick], w[rows, pick] * useful.any(axis=1)
+    level = beta / np.maximum(ns, 1)
+    lower = upper = None
+    rate = _two_term_rate(beta[two]) if two.any() else None
+    if side in ("both", "lower"):
+        lower = ws * np.where(ns > 0, kl_lower_bound(ps, level), 0.0)
+        if rate is not None:
+            lower[two] = _joint_lower(p[two], n[two], w[two], rate)
+    if side in ("both", "upper"):
+        upper = ws * np.where(ns > 0, kl_upper_bound(ps, level), 1.0) + (1.0 - ws)
+        if rate is not None:
+            upper[two] = 1.0 - _joint_lower(1.0 - p[two], n[two], w[two], rate)
+    return lower, upper
+
+
 def compute_beta(n_arms, t, delta):
     """Exploration rate of KL-LUCB at round ``t`` (Kaufmann & Kalyanakrishnan 2013, eq. 7).
 
@@ -263,10 +382,9 @@ class KLLUCB:
         for t in range(1, self.max_rounds + 1):
             order = _ranking(arms)
             top, rest = order[-n_best:], order[:-n_best]
-            means = arms.n_positives / arms.n_samples
             beta = compute_beta(n_arms, t, delta)
-            ub = kl_upper_bound(means[rest], beta / arms.n_samples[rest])
-            lb = kl_lower_bound(means[top], beta / arms.n_samples[top])
+            ub = arm_bounds(arms, rest, beta, side="upper")[1]
+            lb = arm_bounds(arms, top, beta, side="lower")[0]
             challenger, weakest = rest[np.argmax(ub)], top[np.argmin(lb)]
             if ub.max() - lb.min() <= epsilon:
                 break
@@ -346,7 +464,7 @@ class BatchSAR:
             if need.max() > 0:
                 # One batch for every surviving arm: a single model call per phase.
                 arms.pull(np.array(surviving), int(max(need.max(), 1)))
-            means = arms.n_positives[surviving] / arms.n_samples[surviving]
+            means = arm_means(arms)[surviving]
             order = np.argsort(-means, kind="stable")
             k_left = n_best - len(accepted)
             gap_top = means[order[0]] - means[order[k_left]]
@@ -357,18 +475,42 @@ class BatchSAR:
             else:
                 del surviving[order[-1]]
         if len(accepted) < n_best:
-            means = arms.n_positives[surviving] / np.maximum(arms.n_samples[surviving], 1)
+            means = arm_means(arms)[surviving]
             order = np.argsort(-means, kind="stable")
             accepted += [surviving[i] for i in order[: n_best - len(accepted)]]
         chosen = np.array(accepted)
-        means = arms.n_positives[chosen] / arms.n_samples[chosen]
+        means = arm_means(arms)[chosen]
         return chosen[np.argsort(means, kind="stable")]
 
 
+def arm_means(arms):
+    """Estimated precision of every arm (``arms.precision_estimates()`` when defined)."""
+    if hasattr(arms, "precision_estimates"):
+        return np.asarray(arms.precision_estimates(), dtype=float)
+    return arms.n_positives / np.maximum(arms.n_samples, 1)
+
+
+def arm_bounds(arms, indices, beta, side="both"):
+    """(lower, upper) confidence bounds of the given arms at exploration rate ``beta``.
+
+    For plain arms, the KL bounds of the empirical mean at level ``beta / n_samples``; arms
+    with their own estimator (``arms.precision_bounds``) compute them themselves. An arm
+    without samples gets the trivial bounds ``(0, 1)``.
+    """
+    indices = np.asarray(indices)
+    if hasattr(arms, "precision_bounds"):
+        return arms.precision_bounds(indices, beta, side=side)
+    n = arms.n_samples[indices]
+    means = arms.n_positives[indices] / np.maximum(n, 1)
+    level = beta / np.maximum(n, 1)
+    lb = np.where(n > 0, kl_lower_bound(means, level), 0.0)
+    ub = np.where(n > 0, kl_upper_bound(means, level), 1.0)
+    return lb, ub
+
+
 def _ranking(arms):
-    """Arms sorted by empirical mean, ascending; ties broken by index for determinism."""
-    means = arms.n_positives / np.maximum(arms.n_samples, 1)
-    return np.argsort(means, kind="stable")
+    """Arms sorted by estimated precision, ascending; ties broken by index for determinism."""
+    return np.argsort(arm_means(arms), kind="stable")
 
 
 def make_bandit(bandit):

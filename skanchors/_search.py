@@ -19,6 +19,11 @@ modality, through four members:
 ``exact_reuse`` (optional, default False)
     True when a sample drawn for ``A_s`` that satisfies ``A`` (a superset of ``A_s``) is an
     exact draw of ``D(z | A)``, as with independent word masking.
+``predicate_features`` and ``sample(..., return_native=True)`` (optional)
+    For samplers that build a perturbation from a random reference row (tabular): the
+    feature each predicate constrains, and which predicates the reference row satisfied
+    before the anchor was imposed. They enable the stratified estimate of
+    :class:`StratifiedArms`.
 
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
 valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
@@ -29,9 +34,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._bandit import kl_lower_bound, kl_upper_bound
+from ._bandit import arm_bounds, arm_means, stratified_kl_bounds
 
-__all__ = ["SampleStore", "CandidateArms", "beam_search", "SearchResult"]
+__all__ = [
+    "SampleStore",
+    "CandidateArms",
+    "StratifiedArms",
+    "beam_search",
+    "estimate",
+    "SearchResult",
+]
 
 # The validation step accepts a candidate whose lower confidence bound is within this distance
 # of the threshold (Ribeiro et al.'s epsilon_stop). The statistical guarantee reported in the
@@ -49,8 +61,9 @@ class SampleStore:
     ``A`` and the predicates of ``A`` hold on the sample. The tabular sampler keeps the feature
     correlations of real rows, and there a sample that satisfies ``A`` *by chance* comes from a
     different distribution than one made to satisfy it (its other features are correlated with
-    the chance event): reusing it inflated precision by up to 0.09 on Adult, so there a sample
-    counts only for the set it was drawn for (and is reused across rounds and the validation).
+    the chance event): reusing it as is inflated precision by up to 0.09 on Adult. There a
+    sample counts for the set it was drawn for (across rounds and the validation) and, through
+    :class:`StratifiedArms`, for its children in the stratum it is an exact draw of.
 
     Parameters
     ----------
@@ -74,6 +87,11 @@ class SampleStore:
         self.keys = None
         self.size = 0
         self.exact_reuse = bool(getattr(instance, "exact_reuse", False))
+        # Stratified reuse (StratifiedArms) needs the base rows' own predicate values.
+        self.stratified = not self.exact_reuse and hasattr(instance, "predicate_features")
+        self.native = None
+        if self.stratified:
+            self.native = np.zeros((cap, instance.n_predicates), dtype=bool)
         self._anchors = []  # conditioning sets, indexed by anchor_id
         self._anchor_index = {}
         self._cache = {}
@@ -99,8 +117,10 @@ class SampleStore:
         if need <= cap:
             return
         new_cap = max(need, 2 * cap)
-        for name in ("holds", "anchor_id", "labels", "keys"):
+        for name in ("holds", "anchor_id", "labels", "keys", "native"):
             old = getattr(self, name)
+            if old is None:
+                continue
             new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
@@ -118,9 +138,13 @@ class SampleStore:
         start, stop : int
             The new samples are rows ``start:stop`` of the store.
         """
-        keys, holds, ids = [], [], []
+        keys, holds, ids, native = [], [], [], []
         for anchor, n in requests:
-            k, h = self.instance.sample(anchor, n, self.rng)
+            if self.stratified:
+                k, h, nat = self.instance.sample(anchor, n, self.rng, return_native=True)
+                native.append(nat)
+            else:
+                k, h = self.instance.sample(anchor, n, self.rng)
             keys.append(k)
             holds.append(h)
             ids.append(np.full(n, self._id(anchor)))
@@ -135,6 +159,8 @@ class SampleStore:
         self.holds[start:stop] = np.concatenate(holds)
         self.anchor_id[start:stop] = np.concatenate(ids)
         self.labels[start:stop] = labels
+        if self.stratified:
+            self.native[start:stop] = np.concatenate(native)
         self.size = stop
         return start, stop
 
@@ -219,6 +245,138 @@ class CandidateArms:
         self.n_positives += correct @ valid
 
 
+class StratifiedArms:
+    """Candidates ``parent + (q,)`` whose precision uses the parent's samples, without bias.
+
+    The tabular ``D(z | A)`` starts from a random reference row (the base row) and replaces the
+    values that violate ``A``. Let ``G`` be the predicates of a candidate ``C = P + (q,)`` on
+    the feature of ``q`` and ``E`` the event "the base row satisfies ``G`` on its own" (nothing
+    of that feature is replaced). ``D(z | C)`` is the mixture of ``D(z | C, E)``, with weight
+    ``pi = P(E)`` (the reference share of rows satisfying ``G``, known exactly), and
+    ``D(z | C, not E)``. A sample drawn for the parent ``P`` whose base row satisfies ``G`` is
+    built exactly as one drawn for ``C`` would be, so it is a draw of the first component;
+    samples drawn for ``C`` fall in either. The precision is estimated per stratum and
+    combined, ``pi * p1 + (1 - pi) * p2``; its confidence bounds are the extremes of that
+    combination over one joint KL region of the two strata
+    (:func:`~skanchors._bandit.stratified_kl_bounds`). Reusing parent samples that satisfy
+    ``q`` *without* this weighting (as other anchor packages do) mixes the strata in the wrong
+    proportion and inflated precision by up to 0.09 on Adult.
+
+    Parameters
+    ----------
+    store : SampleStore
+        With ``store.stratified`` true.
+    candidates, parents : lists of tuples of int
+        Each candidate is its parent plus one predicate.
+    """
+
+    def __init__(self, store, candidates, parents):
+        inst = store.instance
+        feat = np.asarray(inst.predicate_features)
+        self.store = store
+        self.candidates = [tuple(sorted(c)) for c in candidates]
+        self.parents = [tuple(sorted(p)) for p in parents]
+        groups = []
+        for cand, parent in zip(self.candidates, self.parents):
+            added = set(cand) - set(parent)
+            if len(added) != 1 or not set(parent) <= set(cand):
+                raise ValueError(f"candidate {cand} is not parent {parent} plus one predicate.")
+            f = feat[added.pop()]
+            groups.append([p for p in cand if feat[p] == f])
+        self._groups = groups
+        self.pi = np.asarray(inst.coverage([tuple(g) for g in groups]), dtype=float)
+        m = len(self.candidates)
+        self._own = np.array([store._id(c) for c in self.candidates], dtype=np.int64)
+        self._par = np.array([store._id(p) for p in self.parents], dtype=np.int64)
+        self.n1, self.pos1 = np.zeros(m), np.zeros(m)
+        self.n2, self.pos2 = np.zeros(m), np.zeros(m)
+        self._update(0, store.size)
+
+    @property
+    def n_samples(self):
+        return self.n1 + self.n2
+
+    @property
+    def n_positives(self):
+        return self.pos1 + self.pos2
+
+    def _update(self, start, stop):
+        if stop <= start:
+            return
+        store = self.store
+        ids = store.anchor_id[start:stop]
+        native = store.native[start:stop]
+        correct = store.labels[start:stop] == store.target
+        for j, group in enumerate(self._groups):
+            own = ids == self._own[j]
+            mine = own | (ids == self._par[j])
+            if not mine.any():
+                continue
+            e = native[:, group[0]] if len(group) == 1 else native[:, group].all(axis=1)
+            s1 = mine & e
+            s2 = own & ~e
+            self.n1[j] += s1.sum()
+            self.pos1[j] += (s1 & correct).sum()
+            self.n2[j] += s2.sum()
+            self.pos2[j] += (s2 & correct).sum()
+
+    def pull(self, indices, n):
+        """Draw ``n`` samples of ``D(z | C)`` for each arm ``C``, in one model call.
+
+        The draws are not restricted to one stratum: unrestricted draws also serve the arm's
+        own children (as their parent samples). Drawing only from the stratum whose
+        uncertainty weighs more was measured: 1.9 times the rows on Adult.
+        """
+        start, stop = self.store.draw([(self.candidates[i], int(n)) for i in indices])
+        self._update(start, stop)
+
+    def _strata(self, indices):
+        p1 = np.where(self.n1 > 0, self.pos1 / np.maximum(self.n1, 1), np.nan)[indices]
+        p2 = np.where(self.n2 > 0, self.pos2 / np.maximum(self.n2, 1), np.nan)[indices]
+        return p1, p2
+
+    def precision_estimates(self):
+        p1, p2 = self._strata(slice(None))
+        # A stratum without samples is guessed from the other one (for ranking only: its
+        # bounds stay trivial).
+        p1, p2 = np.where(np.isnan(p1), p2, p1), np.where(np.isnan(p2), p1, p2)
+        return np.nan_to_num(self.pi * p1 + (1.0 - self.pi) * p2)
+
+    def precision_bounds(self, indices, beta, side="both"):
+        indices = np.asarray(indices)
+        p1, p2 = self._strata(indices)
+        pi = self.pi[indices]
+        return stratified_kl_bounds(
+            np.nan_to_num(np.column_stack([p1, p2])),
+            np.column_stack([self.n1[indices], self.n2[indices]]),
+            np.column_stack([pi, 1.0 - pi]),
+            beta,
+            side=side,
+        )
+
+
+def make_arms(store, candidates, parents):
+    """The bandit's arms for ``candidates`` (``parents[i]`` is ``candidates[i]`` minus one)."""
+    if store.stratified:
+        return StratifiedArms(store, candidates, parents)
+    return CandidateArms(store, candidates)
+
+
+def estimate(store, order, beta):
+    """``(n_samples, precision, lower, upper)`` of the anchor built by adding ``order``.
+
+    ``order`` lists the anchor's predicates in the order the search added them (its last
+    predicate's parent is the rest), as the search estimated it.
+    """
+    anchor = tuple(sorted(order))
+    if anchor and store.stratified:
+        arms = StratifiedArms(store, [anchor], [tuple(order[:-1])])
+    else:
+        arms = CandidateArms(store, [anchor])
+    lb, ub = arm_bounds(arms, [0], beta)
+    return int(arms.n_samples[0]), float(arm_means(arms)[0]), float(lb[0]), float(ub[0])
+
+
 class SearchResult:
     """What the search found for one instance, before it becomes an :class:`~skanchors.Anchor`."""
 
@@ -242,9 +400,8 @@ def _validate(arms, indices, threshold, beta, batch_size):
     eps = VALIDATION_TOLERANCE
     while True:
         n = arms.n_samples[indices]
-        mean = arms.n_positives[indices] / np.maximum(n, 1)
-        lb = kl_lower_bound(mean, beta / np.maximum(n, 1))
-        ub = kl_upper_bound(mean, beta / np.maximum(n, 1))
+        mean = arm_means(arms)[indices]
+        lb, ub = arm_bounds(arms, indices, beta)
         undecided = ((mean >= threshold) & (lb < threshold - eps)) | (
             (mean < threshold) & (ub >= threshold + eps)
         )
@@ -290,6 +447,7 @@ def beam_search(
     max_size = d if max_anchor_size is None else min(max_anchor_size, d)
     beams = {0: [()]}
     order = {(): []}
+    parent_of = {}
     best, best_coverage, best_key = None, -1.0, None
     size = 1
     while size <= max_size:
@@ -305,6 +463,7 @@ def beam_search(
                 seen.add(cand)
                 candidates.append(cand)
                 order[cand] = order[parent] + [p]
+                parent_of[cand] = parent
         if not candidates:
             break
         coverage = instance.coverage(candidates)
@@ -313,7 +472,7 @@ def beam_search(
         if not candidates:
             break
         cov = dict(zip(candidates, coverage[keep]))
-        arms = CandidateArms(store, candidates)
+        arms = make_arms(store, candidates, [parent_of[c] for c in candidates])
         chosen = bandit.select(
             arms,
             min(beam_size, len(candidates)),
@@ -323,13 +482,13 @@ def beam_search(
         )
         chosen = np.asarray(chosen)
         beams[size] = [candidates[i] for i in chosen]
-        exact = CandidateArms(store, beams[size])
+        exact = make_arms(store, beams[size], [parent_of[c] for c in beams[size]])
         valid = _validate(exact, np.arange(len(chosen)), threshold, beta, batch_size)
         # Ties in perturbation coverage (text: keep_proba ** size, the same for every rule of
         # a size) go to the more precise rule. Measured on movie reviews: breaking them by
         # reference-document coverage instead picked common words ("movie", "some") whose
         # precision on real held-out sentences was 0.548 against 0.631 this way.
-        precision = exact.n_positives / np.maximum(exact.n_samples, 1)
+        precision = arm_means(exact)
         for cand, ok, prec in zip(beams[size], valid, precision):
             if not ok or cov[cand] < best_coverage:
                 continue
@@ -341,7 +500,7 @@ def beam_search(
         return SearchResult(best, order[best], True, store, best_coverage, delta)
     # No valid anchor: among the beams of every round, the one with the best precision.
     pool = [c for s in range(1, size) for c in beams.get(s, [])]
-    arms = CandidateArms(store, pool)
+    arms = make_arms(store, pool, [parent_of[c] for c in pool])
     pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
     best = pool[int(np.asarray(pick)[-1])]
     cov = float(instance.coverage([best])[0])

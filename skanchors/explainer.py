@@ -13,10 +13,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._bandit import kl_lower_bound, kl_upper_bound, make_bandit
+from ._bandit import make_bandit
 from ._base import BaseExplainer, _check_not_a_string, concat_rows, row_seed, take_rows
 from ._explanation import Anchor, Step
-from ._search import beam_search
+from ._search import beam_search, estimate
 from .models import RegressionModel, as_probability_model
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
@@ -525,25 +525,18 @@ def _explain_one(sampler, task, row, target, seed, params):
     result = beam_search(instance, predict, label, rng=rng, **params)
     store = result.store
     beta = np.log(1.0 / params["delta"])
-
-    def stats(anchor):
-        n, pos = store.stats([tuple(sorted(anchor))])
-        return int(n[0]), int(pos[0])
-
-    n, pos = stats(result.anchor)
-    precision = pos / n if n else float("nan")
-    lb = float(kl_lower_bound(precision, beta / max(n, 1)))
-    ub = float(kl_upper_bound(precision, beta / max(n, 1)))
+    n, precision, lb, ub = estimate(store, result.order, beta)
+    if not n:
+        precision = float("nan")
     preds = [instance.predicates[p] for p in result.order]
     steps = []
     for k in range(1, len(result.order) + 1):
-        prefix = tuple(sorted(result.order[:k]))
-        sn, spos = stats(prefix)
+        sn, sprec, _, _ = estimate(store, result.order[:k], beta)
         steps.append(
             Step(
                 tuple(instance.predicates[p] for p in result.order[:k]),
-                spos / sn if sn else float("nan"),
-                float(instance.reference_coverage(prefix)),
+                sprec if sn else float("nan"),
+                float(instance.reference_coverage(tuple(sorted(result.order[:k])))),
             )
         )
     valid = np.flatnonzero(store.valid([tuple(sorted(result.anchor))])[:, 0])

@@ -8,11 +8,13 @@ from scipy.optimize import brentq
 
 from skanchors import KLLUCB, BatchSAR
 from skanchors._bandit import (
+    _two_term_rate,
     compute_beta,
     kl_bernoulli,
     kl_lower_bound,
     kl_upper_bound,
     make_bandit,
+    stratified_kl_bounds,
 )
 
 
@@ -213,3 +215,59 @@ def test_klucb_warm_start_saves_calls():
         assert 3 * warm.calls < cold.calls
     with pytest.raises(ValueError, match="pulls"):
         KLLUCB(pulls="all")
+
+
+# ----------------------------------------------------------------- stratified bounds
+def test_stratified_bounds_reduce_to_kl_bounds_with_one_stratum():
+    # All the weight on a stratum with samples, or the other stratum empty: plain KL bounds,
+    # the empty stratum ranging over [0, 1].
+    for p, n, level in [(0.9, 100, 2.0), (1.0, 30, 2.3), (0.0, 10, 1.0), (0.5, 7, 3.0)]:
+        lb, ub = stratified_kl_bounds([[p, 0.3]], [[n, 0]], [[1.0, 0.0]], level)
+        assert lb[0] == pytest.approx(kl_lower_bound(p, level / n), abs=1e-12)
+        assert ub[0] == pytest.approx(kl_upper_bound(p, level / n), abs=1e-12)
+    lb, ub = stratified_kl_bounds([[0.9, 0.3]], [[100, 0]], [[0.6, 0.4]], 2.0)
+    assert lb[0] == pytest.approx(0.6 * kl_lower_bound(0.9, 0.02))
+    assert ub[0] == pytest.approx(0.6 * kl_upper_bound(0.9, 0.02) + 0.4)
+
+
+def test_two_term_rate_golden():
+    # (1 + b) exp(-b) = exp(-beta): the Gamma(2, 1) tail at b equals delta.
+    beta = math.log(10)
+    b = _two_term_rate(beta)
+    assert (1 + b) * math.exp(-b) == pytest.approx(0.1, rel=1e-9)
+    assert b == pytest.approx(3.8897, abs=1e-4)
+
+
+def test_stratified_bounds_match_brute_force_optimum():
+    """The bounds are the extremes of the weighted mean over the joint KL region."""
+    p1, p2, n1, n2, w = 1.0, 0.85, 200, 20, 0.8
+    beta = math.log(10)
+    lb, ub = stratified_kl_bounds([[p1, p2]], [[n1, n2]], [[w, 1 - w]], beta)
+    rate = _two_term_rate(beta)
+    q1 = np.linspace(0.9, 1.0, 4001)[:, None]
+    q2 = np.linspace(0.3, 1.0, 4001)[None, :]
+    inside = n1 * kl_bernoulli(p1, q1) + n2 * kl_bernoulli(p2, q2) <= rate
+    values = np.where(inside, w * q1 + (1 - w) * q2, np.nan)
+    assert np.nanmin(values) - 2e-4 <= lb[0] <= np.nanmin(values)  # never above: conservative
+    assert np.nanmax(values) <= ub[0] <= np.nanmax(values) + 2e-4
+
+
+def test_stratified_bounds_cover_the_true_mean():
+    """Monte Carlo (fixed seed): each bound misses the true weighted mean less than delta."""
+    rng = np.random.default_rng(0)
+    delta = 0.1
+    for p1, p2, n1, n2, w in [(0.97, 0.85, 60, 40, 0.6), (0.99, 0.9, 200, 20, 0.8)]:
+        m = 20000
+        x = np.column_stack([rng.binomial(n1, p1, m) / n1, rng.binomial(n2, p2, m) / n2])
+        n = np.tile([n1, n2], (m, 1)).astype(float)
+        weights = np.tile([w, 1 - w], (m, 1))
+        lb, ub = stratified_kl_bounds(x, n, weights, math.log(1 / delta))
+        true = w * p1 + (1 - w) * p2
+        assert np.mean(lb > true) < delta
+        assert np.mean(ub < true) < delta
+        # Tighter than adding one bound per stratum (each at delta / 2).
+        level = math.log(2 / delta)
+        added = w * kl_lower_bound(x[:, 0], level / n1) + (1 - w) * kl_lower_bound(
+            x[:, 1], level / n2
+        )
+        assert np.mean(lb) > np.mean(added)

@@ -379,8 +379,20 @@ class TabularInstance:
             self._choice_cache[key] = pool
         return pool
 
-    def sample(self, anchor, n, rng):
-        """``n`` draws from ``D(z | anchor)``: (codes matrix, predicate-holds matrix)."""
+    @property
+    def predicate_features(self):
+        """Index of the feature each predicate constrains (the search's stratification)."""
+        return self._feature_of
+
+    def sample(self, anchor, n, rng, *, return_native=False):
+        """``n`` draws from ``D(z | anchor)``: (codes matrix, predicate-holds matrix).
+
+        A draw takes a random reference row (the *base* row) and replaces, feature by feature,
+        the values that violate the anchor's predicates on that feature by values of reference
+        rows that satisfy them. With ``return_native=True`` a third matrix says which
+        predicates the base row satisfied before any replacement: the strata of
+        :class:`skanchors._search.StratifiedArms`.
+        """
         base = self._draw(rng, n)
         n_feat = self._codes.shape[1]
         src = np.repeat(base[:, None], n_feat, axis=1)
@@ -396,6 +408,8 @@ class TabularInstance:
         keys = self._codes[src, np.arange(n_feat)]
         d = self.n_predicates
         holds = self._holds[src[:, self._feature_of], np.arange(d)] if d else np.ones((n, 0), bool)
+        if return_native:
+            return keys, holds, self._holds[base]
         return keys, holds
 
     def decode(self, keys):
