@@ -220,6 +220,84 @@ def _joint_lower(p, n, w, rate, iters=32):
     return np.maximum(np.floor(best * 1e12) / 1e12, 0.0)
 
 
+def _kl_scalar(p, q):
+    out = 0.0
+    if p > 0.0:
+        if q <= 0.0:
+            return math.inf
+        out += p * math.log(p / q)
+    if p < 1.0:
+        if q >= 1.0:
+            return math.inf
+        out += (1.0 - p) * math.log((1.0 - p) / (1.0 - q))
+    return out
+
+
+def _joint_lower_pair(p1, n1, w1, p2, n2, w2, rate):
+    """:func:`_joint_lower` for one arm with two informative strata, in plain floats.
+
+    The bandit recomputes one or two arms per round, where numpy's per-call overhead would
+    dominate. This scalar version solves ``h(u) = sum_s n_s KL(p_s || q_s) - rate = 0`` in
+    ``u = log lam`` by Newton's method (``dh/du = -sum_s n_s c_s^2 q_s (1 - q_s) / sqrt(D_s)``),
+    started from the Gaussian approximation and kept inside a bracket (bisection when a step
+    leaves it); it keeps the best dual value seen, each one a valid lower bound.
+    """
+    strata = ((p1, n1, w1), (p2, n2, w2))
+
+    def evaluate(u):
+        lam = math.exp(u)
+        k = g = slope = 0.0
+        for p, n, w in strata:
+            c = w / (lam * n)
+            root = math.sqrt(max((1.0 + c) ** 2 - 4.0 * c * p, 0.0))
+            q = min(2.0 * p / ((1.0 + c) + root), p)
+            k += n * _kl_scalar(p, q)
+            g += w * q
+            if root > 0.0:
+                slope -= n * c * c * q * (1.0 - q) / root
+        h = k - rate
+        return h, (g + lam * h if math.isfinite(h) else -math.inf), slope
+
+    center = math.log(max(w1 / n1, w2 / n2))
+    lo, hi = center - 15.0, center + 15.0
+    spread = sum(w * w * max(p * (1.0 - p), 1.0 / n) / n for p, n, w in strata)
+    u = min(max(0.5 * math.log(spread / (2.0 * rate)), lo), hi)
+    best = -math.inf
+    for _ in range(60):
+        h, g, slope = evaluate(u)
+        best = max(best, g)
+        if h > 0.0:
+            lo = u
+        else:
+            hi = u
+        if abs(h) < 1e-10 or hi - lo < 1e-12:
+            break
+        step = u - h / slope if slope < 0.0 and math.isfinite(h) else math.nan
+        u = step if lo < step < hi else 0.5 * (lo + hi)
+    return max(math.floor(best * 1e12) / 1e12, 0.0)
+
+
+def _joint_lower_rows(p, n, w, rate):
+    """:func:`_joint_lower` row by row in plain floats when there are few rows."""
+    if p.shape[0] > 8:
+        return _joint_lower(p, n, w, rate)
+    rate = np.broadcast_to(np.asarray(rate, dtype=float), (p.shape[0],))
+    return np.array(
+        [
+            _joint_lower_pair(
+                float(a[0]),
+                float(m[0]),
+                float(v[0]),
+                float(a[1]),
+                float(m[1]),
+                float(v[1]),
+                float(r),
+            )
+            for a, m, v, r in zip(p, n, w, rate)
+        ]
+    )
+
+
 def stratified_kl_bounds(p, n, w, beta, side="both"):
     """Confidence bounds of ``sum_s w_s p_s`` from independent Bernoulli strata.
 
@@ -272,11 +350,11 @@ def stratified_kl_bounds(p, n, w, beta, side="both"):
     if side in ("both", "lower"):
         lower = ws * np.where(ns > 0, kl_lower_bound(ps, level), 0.0)
         if rate is not None:
-            lower[two] = _joint_lower(p[two], n[two], w[two], rate)
+            lower[two] = _joint_lower_rows(p[two], n[two], w[two], rate)
     if side in ("both", "upper"):
         upper = ws * np.where(ns > 0, kl_upper_bound(ps, level), 1.0) + (1.0 - ws)
         if rate is not None:
-            upper[two] = 1.0 - _joint_lower(1.0 - p[two], n[two], w[two], rate)
+            upper[two] = 1.0 - _joint_lower_rows(1.0 - p[two], n[two], w[two], rate)
     return lower, upper
 
 

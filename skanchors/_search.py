@@ -32,6 +32,8 @@ in one call, and perturbations that repeat are predicted once.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._bandit import arm_bounds, arm_means, stratified_kl_bounds
@@ -290,6 +292,8 @@ class StratifiedArms:
         self._par = np.array([store._id(p) for p in self.parents], dtype=np.int64)
         self.n1, self.pos1 = np.zeros(m), np.zeros(m)
         self.n2, self.pos2 = np.zeros(m), np.zeros(m)
+        # side -> (beta each arm's cached bound was computed at, NaN: stale; the bounds)
+        self._cache = {name: (np.full(m, np.nan), np.zeros(m)) for name in ("lower", "upper")}
         self._update(0, store.size)
 
     @property
@@ -319,6 +323,8 @@ class StratifiedArms:
             self.pos1[j] += (s1 & correct).sum()
             self.n2[j] += s2.sum()
             self.pos2[j] += (s2 & correct).sum()
+            for cached_beta, _ in self._cache.values():
+                cached_beta[j] = np.nan  # counts changed: bounds are stale
 
     def pull(self, indices, n):
         """Draw ``n`` samples of ``D(z | C)`` for each arm ``C``, in one model call.
@@ -343,16 +349,36 @@ class StratifiedArms:
         return np.nan_to_num(self.pi * p1 + (1.0 - self.pi) * p2)
 
     def precision_bounds(self, indices, beta, side="both"):
-        indices = np.asarray(indices)
-        p1, p2 = self._strata(indices)
-        pi = self.pi[indices]
-        return stratified_kl_bounds(
-            np.nan_to_num(np.column_stack([p1, p2])),
-            np.column_stack([self.n1[indices], self.n2[indices]]),
-            np.column_stack([pi, 1.0 - pi]),
-            beta,
-            side=side,
-        )
+        """Lower and upper bounds of the given arms (``side``: only one of them, other None).
+
+        Bounds are cached per arm until its counts change. ``beta`` is rounded *up* to a
+        multiple of 1/64 (slightly wider, never narrower bounds), so that the slowly growing
+        exploration rate of KL-LUCB does not invalidate the cache every round: only the arms
+        pulled since the last round are recomputed.
+        """
+        indices = np.asarray(indices, dtype=np.intp)
+        beta = math.ceil(float(beta) * 64.0) / 64.0
+        out = []
+        for name in ("lower", "upper"):
+            if side not in ("both", name):
+                out.append(None)
+                continue
+            cached_beta, values = self._cache[name]
+            stale = indices[cached_beta[indices] != beta]
+            if stale.size:
+                p1, p2 = self._strata(stale)
+                pi = self.pi[stale]
+                bounds = stratified_kl_bounds(
+                    np.nan_to_num(np.column_stack([p1, p2])),
+                    np.column_stack([self.n1[stale], self.n2[stale]]),
+                    np.column_stack([pi, 1.0 - pi]),
+                    beta,
+                    side=name,
+                )
+                values[stale] = bounds[0] if name == "lower" else bounds[1]
+                cached_beta[stale] = beta
+            out.append(values[indices].copy())
+        return tuple(out)
 
 
 def make_arms(store, candidates, parents):
