@@ -19,6 +19,7 @@ bandits with batch arm pulls.
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Integral
 
@@ -270,11 +271,68 @@ def _joint_lower_pair(p1, n1, w1, p2, n2, w2, rate):
             lo = u
         else:
             hi = u
-        if abs(h) < 1e-10 or hi - lo < 1e-12:
+        if abs(h) < 1e-8 or hi - lo < 1e-12:
             break
         step = u - h / slope if slope < 0.0 and math.isfinite(h) else math.nan
         u = step if lo < step < hi else 0.5 * (lo + hi)
     return max(math.floor(best * 1e12) / 1e12, 0.0)
+
+
+def _xlogx_scalar(x):
+    return x * math.log(x) if x > 0.0 else 0.0
+
+
+def _kl_bound_scalar(p, level, upper):
+    """:func:`_kl_bound` for one float (same safe start and monotone Newton steps)."""
+    if level <= 0.0:
+        return p
+    if upper:
+        if p >= 1.0:
+            return 1.0
+        tail = (1.0 - p) * math.exp(-(level - _xlogx_scalar(p)) / (1.0 - p))
+        q = min(p + math.sqrt(level / 2.0), 1.0 - tail)
+    else:
+        if p <= 0.0:
+            return 0.0
+        q = max(p - math.sqrt(level / 2.0), p * math.exp(-(level - _xlogx_scalar(1.0 - p)) / p))
+    for _ in range(_NEWTON_STEPS):
+        if not 0.0 < q < 1.0:
+            break
+        f = _kl_scalar(p, q) - level
+        slope = (q - p) / (q * (1.0 - q))
+        if slope == 0.0 or not math.isfinite(f):
+            break
+        new = q - f / slope
+        new = min(max(new, p), q) if upper else min(max(new, q), p)
+        done = abs(new - q) <= 1e-15
+        q = new
+        if done:
+            break
+    return q
+
+
+@functools.lru_cache(maxsize=1024)
+def _two_term_rate_scalar(beta):
+    return float(_two_term_rate(beta))
+
+
+def stratified_bound_scalar(p1, n1, p2, n2, pi, beta, lower):
+    """One bound of :func:`stratified_kl_bounds` for one arm, in plain floats.
+
+    Weights ``(pi, 1 - pi)``. Used when a bandit round recomputes a few arms, where numpy's
+    per-call overhead would cost more than the arithmetic.
+    """
+    useful = [(p, n, w) for p, n, w in ((p1, n1, pi), (p2, n2, 1.0 - pi)) if n > 0 and w > 0]
+    if len(useful) == 2:
+        rate = _two_term_rate_scalar(float(beta))
+        if lower:
+            return _joint_lower_pair(p1, n1, pi, p2, n2, 1.0 - pi, rate)
+        return 1.0 - _joint_lower_pair(1.0 - p1, n1, pi, 1.0 - p2, n2, 1.0 - pi, rate)
+    if len(useful) == 1:
+        p, n, w = useful[0]
+        bound = _kl_bound_scalar(p, beta / n, upper=not lower)
+        return w * bound if lower else w * bound + (1.0 - w)
+    return 0.0 if lower else 1.0
 
 
 def _joint_lower_rows(p, n, w, rate):

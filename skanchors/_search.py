@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from ._bandit import arm_bounds, arm_means, stratified_kl_bounds
+from ._bandit import arm_bounds, arm_means, stratified_bound_scalar, stratified_kl_bounds
 
 __all__ = [
     "SampleStore",
@@ -351,32 +351,44 @@ class StratifiedArms:
     def precision_bounds(self, indices, beta, side="both"):
         """Lower and upper bounds of the given arms (``side``: only one of them, other None).
 
-        Bounds are cached per arm until its counts change. ``beta`` is rounded *up* to a
-        multiple of 1/64 (slightly wider, never narrower bounds), so that the slowly growing
-        exploration rate of KL-LUCB does not invalidate the cache every round: only the arms
-        pulled since the last round are recomputed.
+        Bounds are cached per arm until its counts change. They are computed at ``beta``
+        rounded *up* to a multiple of 1/8 and reused for any smaller rate (a larger rate only
+        widens them), so KL-LUCB's slowly growing exploration rate recomputes mostly the arms
+        pulled since the last round; a few arms are computed in plain floats.
         """
         indices = np.asarray(indices, dtype=np.intp)
-        beta = math.ceil(float(beta) * 64.0) / 64.0
+        beta = float(beta)
+        at = math.ceil(beta * 8.0) / 8.0
         out = []
         for name in ("lower", "upper"):
             if side not in ("both", name):
                 out.append(None)
                 continue
             cached_beta, values = self._cache[name]
-            stale = indices[cached_beta[indices] != beta]
+            stale = indices[~(cached_beta[indices] >= beta)]
             if stale.size:
-                p1, p2 = self._strata(stale)
+                stale = np.unique(stale)
+                p1, p2 = (np.nan_to_num(v) for v in self._strata(stale))
                 pi = self.pi[stale]
-                bounds = stratified_kl_bounds(
-                    np.nan_to_num(np.column_stack([p1, p2])),
-                    np.column_stack([self.n1[stale], self.n2[stale]]),
-                    np.column_stack([pi, 1.0 - pi]),
-                    beta,
-                    side=name,
-                )
-                values[stale] = bounds[0] if name == "lower" else bounds[1]
-                cached_beta[stale] = beta
+                n1, n2 = self.n1[stale], self.n2[stale]
+                if stale.size <= 8:
+                    lower = name == "lower"
+                    values[stale] = [
+                        stratified_bound_scalar(*args, at, lower)
+                        for args in zip(
+                            p1.tolist(), n1.tolist(), p2.tolist(), n2.tolist(), pi.tolist()
+                        )
+                    ]
+                else:
+                    bounds = stratified_kl_bounds(
+                        np.column_stack([p1, p2]),
+                        np.column_stack([n1, n2]),
+                        np.column_stack([pi, 1.0 - pi]),
+                        at,
+                        side=name,
+                    )
+                    values[stale] = bounds[0] if name == "lower" else bounds[1]
+                cached_beta[stale] = at
             out.append(values[indices].copy())
         return tuple(out)
 
