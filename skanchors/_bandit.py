@@ -335,27 +335,6 @@ def stratified_bound_scalar(p1, n1, p2, n2, pi, beta, lower):
     return 0.0 if lower else 1.0
 
 
-def _joint_lower_rows(p, n, w, rate):
-    """:func:`_joint_lower` row by row in plain floats when there are few rows."""
-    if p.shape[0] > 8:
-        return _joint_lower(p, n, w, rate)
-    rate = np.broadcast_to(np.asarray(rate, dtype=float), (p.shape[0],))
-    return np.array(
-        [
-            _joint_lower_pair(
-                float(a[0]),
-                float(m[0]),
-                float(v[0]),
-                float(a[1]),
-                float(m[1]),
-                float(v[1]),
-                float(r),
-            )
-            for a, m, v, r in zip(p, n, w, rate)
-        ]
-    )
-
-
 def stratified_kl_bounds(p, n, w, beta, side="both"):
     """Confidence bounds of ``sum_s w_s p_s`` from independent Bernoulli strata.
 
@@ -408,11 +387,11 @@ def stratified_kl_bounds(p, n, w, beta, side="both"):
     if side in ("both", "lower"):
         lower = ws * np.where(ns > 0, kl_lower_bound(ps, level), 0.0)
         if rate is not None:
-            lower[two] = _joint_lower_rows(p[two], n[two], w[two], rate)
+            lower[two] = _joint_lower(p[two], n[two], w[two], rate)
     if side in ("both", "upper"):
         upper = ws * np.where(ns > 0, kl_upper_bound(ps, level), 1.0) + (1.0 - ws)
         if rate is not None:
-            upper[two] = 1.0 - _joint_lower_rows(1.0 - p[two], n[two], w[two], rate)
+            upper[two] = 1.0 - _joint_lower(1.0 - p[two], n[two], w[two], rate)
     return lower, upper
 
 

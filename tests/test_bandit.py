@@ -14,6 +14,7 @@ from skanchors._bandit import (
     kl_lower_bound,
     kl_upper_bound,
     make_bandit,
+    stratified_bound_scalar,
     stratified_kl_bounds,
 )
 
@@ -271,3 +272,18 @@ def test_stratified_bounds_cover_the_true_mean():
             x[:, 1], level / n2
         )
         assert np.mean(lb) > np.mean(added)
+
+
+def test_scalar_stratified_bound_equals_the_vectorised_one():
+    """The plain-float path the search uses for a few arms gives the same bounds."""
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        p = rng.uniform(size=2)
+        p[rng.uniform(size=2) < 0.3] = 1.0
+        n = rng.integers(0, 500, size=2).astype(float)
+        pi = rng.choice([0.0, rng.uniform(), 1.0], p=[0.05, 0.9, 0.05])
+        beta = rng.uniform(0.5, 15)
+        lb, ub = stratified_kl_bounds(p[None], n[None], [[pi, 1 - pi]], beta)
+        args = (p[0], n[0], p[1], n[1], pi, beta)
+        assert stratified_bound_scalar(*args, True) == pytest.approx(lb[0], abs=1e-9)
+        assert stratified_bound_scalar(*args, False) == pytest.approx(ub[0], abs=1e-9)
