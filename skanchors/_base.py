@@ -7,6 +7,8 @@ same way for both.
 
 from __future__ import annotations
 
+import hashlib
+
 import joblib
 import numpy as np
 import pandas as pd
@@ -100,6 +102,9 @@ def row_seed(base, row, salt=""):
     A row then gets the same explanation whether it is explained alone or in a batch, with
     any ``n_jobs``.
     """
+    if isinstance(row, str):  # a document: hash its text directly (joblib.hash pickles it first)
+        key = f"{salt}\0{base}\0{row}".encode("utf-8", "surrogatepass")
+        return int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "big")
     values = row.astype(object).to_numpy() if isinstance(row, pd.DataFrame) else row
     key = (salt, base, values) if salt else (base, values)
     return int(joblib.hash(key)[:8], 16)

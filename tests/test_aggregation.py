@@ -4,7 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
-from planted_corpus import DOCS, FILLER, PLANTED, STOP, PlantedModel
+from planted_corpus import DOCS, FILLER, PLANTED, STOP, PlantedModel, make_docs
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
@@ -17,6 +17,7 @@ from skanchors.aggregation import (
     g_pr,
     g_sq,
     inverse_pr,
+    pr_estimates,
 )
 from skanchors.metrics import aopc_k
 
@@ -56,6 +57,17 @@ def test_pr_by_hand():
     # W(S[c]) given: a word absent from the class is not ranked
     present = np.array([[1, 1], [1, 1], [1, 1], [0, 1]], dtype=bool)
     assert np.isnan(g_pr(A_POS, A_NEG, present=present)[3, 0])
+
+
+def test_pr_with_given_totals_by_hand():
+    # totals replace the column sums: class 0 with sum A+ = 12, sum A- = 20
+    q, p = pr_estimates(A_POS, A_NEG, totals=([12.0, 4.0], [20.0, 4.0]))
+    np.testing.assert_allclose(q[:, 0], 2 * A_POS[:, 0] / 12 - A_NEG[:, 0] / 20)
+    np.testing.assert_allclose(p[:, 0], A_NEG[:, 0] / 20)
+    sums = (A_POS.sum(axis=0), A_NEG.sum(axis=0))
+    np.testing.assert_allclose(g_pr(A_POS, A_NEG, totals=sums), g_pr(A_POS, A_NEG))
+    with pytest.raises(ValueError, match="one value per class"):
+        pr_estimates(A_POS, A_NEG, totals=([1.0], [1.0]))
 
 
 def test_base_and_min_count_by_hand():
@@ -133,6 +145,39 @@ def test_every_switch_changes_the_work():
     assert len(set(runs)) > 1
     base_agg = GlobalAnchorAggregator(PlantedModel(), aggregation="base", **FAST).fit(DOCS)
     assert base_agg.n_rows_predicted_ == 0 and sorted(top_words(base_agg)) == sorted(PLANTED)
+
+
+def test_audit_keeps_the_pr_totals_unbiased_under_candidate_filtering():
+    # Filtering stops testing the filler words of spam documents (never anchors), so the tested
+    # counts alone hold far fewer non-anchors than a run without filtering; G_pr's totals would
+    # then weigh every A- several times too much. The audited share of the skipped occurrences
+    # restores them (Horvitz-Thompson), on average over random states.
+    docs = make_docs(n=300, seed=1)
+    params = dict(FAST, adaptive_threshold=False, min_count=1, batch_size=30)
+    spam = 1
+    truth = GlobalAnchorAggregator(PlantedModel(), candidate_filtering=False, **params).fit(docs)
+    true_neg = truth.negative_counts_.to_numpy()[:, spam].sum()
+    np.testing.assert_allclose(truth.totals_.loc["A-"], truth.negative_counts_.sum())
+    tested, estimated = [], []
+    for seed in range(8):
+        agg = GlobalAnchorAggregator(
+            PlantedModel(), candidate_filtering=True, **dict(params, random_state=seed)
+        ).fit(docs)
+        tested.append(agg.negative_counts_.to_numpy()[:, spam].sum())
+        estimated.append(agg.totals_.loc["A-"].iloc[spam])
+    assert np.mean(tested) < 0.7 * true_neg  # what filtering alone leaves (about 0.64)
+    assert np.mean(estimated) == pytest.approx(true_neg, rel=0.1)
+    # scores_ is G_pr of the published counts with the published totals
+    totals = (agg.totals_.loc["A+"].to_numpy(), agg.totals_.loc["A-"].to_numpy())
+    again = aggregate(
+        "pr",
+        agg.positive_counts_,
+        agg.negative_counts_,
+        agg.document_counts_,
+        totals=totals,
+        min_count=1,
+    )
+    np.testing.assert_allclose(agg.scores_.to_numpy(), again, equal_nan=True)
 
 
 def test_adaptive_threshold_lowers_tau_for_anchor_words():

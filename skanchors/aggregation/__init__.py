@@ -9,7 +9,17 @@ global aggregations of van der Linden et al. 2019
 """
 
 from .aggregator import GlobalAnchorAggregator
-from .functions import AGGREGATIONS, aggregate, g_av, g_base, g_h, g_pr, g_sq, inverse_pr
+from .functions import (
+    AGGREGATIONS,
+    aggregate,
+    g_av,
+    g_base,
+    g_h,
+    g_pr,
+    g_sq,
+    inverse_pr,
+    pr_estimates,
+)
 from .lime_aggregator import GlobalLimeAggregator
 from .lime_functions import (
     LIME_AGGREGATIONS,
@@ -37,4 +47,5 @@ __all__ = [
     "g_pr",
     "g_sq",
     "inverse_pr",
+    "pr_estimates",
 ]

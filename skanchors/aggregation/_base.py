@@ -236,6 +236,7 @@ class BaseGlobalAggregator(TransformerMixin, BaseEstimator):
         self._seed_base = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self._words, self._index = [], {}
         self._stop_cache = None
+        self._word_index = None
         self.n_documents_seen_ = 0
         self.n_model_calls_ = 0
         self.n_rows_predicted_ = 0
@@ -355,7 +356,12 @@ class BaseGlobalAggregator(TransformerMixin, BaseEstimator):
         """A word x class table as a DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(table, index=pd.Index(self._words, name="word"), columns=self.classes_)
+        # The word index is rebuilt only when words were added: building it is most of the cost
+        # of publishing the tables after every batch.
+        index = self.__dict__.get("_word_index")
+        if index is None or len(index) != len(self._words):
+            index = self._word_index = pd.Index(self._words, name="word")
+        return pd.DataFrame(table, index=index, columns=self.classes_)
 
     def _top(self, scores, name, k):
         ranked = self._ranked(scores, name)

@@ -116,12 +116,16 @@ def g_h(a_pos):
     return factor[:, None] * sq
 
 
-def pr_estimates(a_pos, a_neg, alpha=0.5):
+def pr_estimates(a_pos, a_neg, alpha=0.5, totals=None):
     """Maximum-likelihood estimates ``(q~, p~)`` of the generative model (eq. 10).
 
     ``q~(w, c) = (1/alpha) A+(w, c) / sum_w' A+(w', c) - (1/alpha - 1) A-(w, c) / sum_w' A-(w', c)``
     and ``p~(w, c) = A-(w, c) / sum_w' A-(w', c)``. A class without any anchor (or without any
     non-anchor) contributes 0 for the corresponding term.
+
+    ``totals=(sum_pos, sum_neg)`` (one value per class each) replaces the column sums
+    ``sum_w' A+(w', c)`` and ``sum_w' A-(w', c)``: an aggregator that does not test every
+    occurrence passes estimates of the totals over all occurrences.
 
     Examples
     --------
@@ -132,14 +136,22 @@ def pr_estimates(a_pos, a_neg, alpha=0.5):
     if not 0 < alpha <= 1:
         raise ValueError(f"alpha must be in (0, 1], got {alpha!r}.")
     a_pos, a_neg = _as_counts(a_pos, a_neg)
-    sp = a_pos.sum(axis=0, keepdims=True)
-    sn = a_neg.sum(axis=0, keepdims=True)
+    if totals is None:
+        sp = a_pos.sum(axis=0, keepdims=True)
+        sn = a_neg.sum(axis=0, keepdims=True)
+    else:
+        sp, sn = (np.asarray(t, dtype=float).reshape(1, -1) for t in totals)
+        if sp.shape[1] != a_pos.shape[1] or sn.shape[1] != a_pos.shape[1]:
+            raise ValueError(
+                f"totals must hold one value per class ({a_pos.shape[1]}), got shapes "
+                f"{np.shape(totals[0])} and {np.shape(totals[1])}."
+            )
     fp = np.divide(a_pos, sp, out=np.zeros_like(a_pos), where=sp > 0)
     fn = np.divide(a_neg, sn, out=np.zeros_like(a_neg), where=sn > 0)
     return fp / alpha - (1.0 / alpha - 1.0) * fn, fn
 
 
-def g_pr(a_pos, a_neg, alpha=0.5, present=None):
+def g_pr(a_pos, a_neg, alpha=0.5, present=None, totals=None):
     """Probabilistic aggregation ``G_pr = L(q~, |q_min|)`` (eqs. 8-10).
 
     ``q~`` from :func:`pr_estimates`, then Laplace smoothing over the words ``W(S[c])`` that
@@ -156,6 +168,8 @@ def g_pr(a_pos, a_neg, alpha=0.5, present=None):
         Probability that an anchor position holds a true anchor word.
     present : bool array of shape (n_words, n_classes) or None
         ``W(S[c])``; default: the words tested at least once in the class (``A+ + A- > 0``).
+    totals : (array, array) or None
+        Totals of A+ and A- per class (see :func:`pr_estimates`); default: the column sums.
 
     Examples
     --------
@@ -165,7 +179,7 @@ def g_pr(a_pos, a_neg, alpha=0.5, present=None):
     [0.7, 0.3, 0.0]
     """
     a_pos, a_neg = _as_counts(a_pos, a_neg)
-    q, _ = pr_estimates(a_pos, a_neg, alpha)
+    q, _ = pr_estimates(a_pos, a_neg, alpha, totals)
     present = (a_pos + a_neg > 0) if present is None else np.asarray(present, dtype=bool)
     out = np.full(q.shape, np.nan)
     for c in range(q.shape[1]):
@@ -179,7 +193,7 @@ def g_pr(a_pos, a_neg, alpha=0.5, present=None):
     return out
 
 
-def inverse_pr(a_pos, a_neg, alpha=0.5, present=None):
+def inverse_pr(a_pos, a_neg, alpha=0.5, present=None, totals=None):
     """``1 / G_pr``: the seed's sanity-check baseline (words least likely to be anchors first).
 
     Examples
@@ -187,7 +201,7 @@ def inverse_pr(a_pos, a_neg, alpha=0.5, present=None):
     >>> inverse_pr([[3], [1], [0]], [[1], [1], [2]]).ravel().round(2).tolist()
     [1.43, 3.33, inf]
     """
-    pr = g_pr(a_pos, a_neg, alpha, present)
+    pr = g_pr(a_pos, a_neg, alpha, present, totals)
     with np.errstate(divide="ignore"):
         return np.where(np.isnan(pr), np.nan, 1.0 / pr)
 
@@ -209,7 +223,9 @@ def g_base(doc_freq):
         return np.where(total > 0, df / np.where(total > 0, total, 1.0), np.nan)
 
 
-def aggregate(name, a_pos, a_neg, doc_freq=None, *, alpha=0.5, n_occurrences=None, min_count=1):
+def aggregate(
+    name, a_pos, a_neg, doc_freq=None, *, alpha=0.5, n_occurrences=None, min_count=1, totals=None
+):
     """Scores of aggregation ``name`` with the rare-word filter applied.
 
     Parameters
@@ -227,6 +243,9 @@ def aggregate(name, a_pos, a_neg, doc_freq=None, *, alpha=0.5, n_occurrences=Non
         over classes.
     min_count : int, default=1
         Words with fewer occurrences score ``NaN`` (``"av"`` with 5 is the seed's G_av^+5).
+    totals : (array, array) or None
+        For ``"pr"`` and ``"inverse_pr"``: totals of A+ and A- per class over *all*
+        occurrences when the counts cover only some (see :func:`pr_estimates`).
 
     Returns
     -------
@@ -242,9 +261,9 @@ def aggregate(name, a_pos, a_neg, doc_freq=None, *, alpha=0.5, n_occurrences=Non
     a_pos, a_neg = _as_counts(a_pos, a_neg)
     present = None if doc_freq is None else np.asarray(doc_freq) > 0
     if name == "pr":
-        scores = g_pr(a_pos, a_neg, alpha, present)
+        scores = g_pr(a_pos, a_neg, alpha, present, totals)
     elif name == "inverse_pr":
-        scores = inverse_pr(a_pos, a_neg, alpha, present)
+        scores = inverse_pr(a_pos, a_neg, alpha, present, totals)
     elif name == "sq":
         scores = g_sq(a_pos)
     elif name == "h":

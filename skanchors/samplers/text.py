@@ -23,6 +23,7 @@ original character spans, so the punctuation and whitespace between words are ke
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from numbers import Integral, Real
 
 import numpy as np
@@ -319,13 +320,15 @@ class TextInstance:
         self._ends = np.array([e for _, _, e in tokens], dtype=np.int64)
         bounds = [0] + [x for _, s, e in tokens for x in (s, e)] + [len(document)]
         self.gaps = [document[bounds[2 * k] : bounds[2 * k + 1]] for k in range(len(tokens) + 1)]
-        self.predicates = [
-            Predicate(w, "contains", w, position=i) for i, w in enumerate(self.words)
-        ]
         self.n_predicates = len(self.words)
         self._words_obj = np.array(self.words + [None], dtype=object)[:-1]
         self._gaps_obj = np.array(self.gaps + [None], dtype=object)[:-1]
         self._coverage_cache = {}
+
+    @cached_property
+    def predicates(self):
+        # Built on first use: the global aggregator samples documents without reading them.
+        return [Predicate(w, "contains", w, position=i) for i, w in enumerate(self.words)]
 
     # -- the search protocol
     def sample(self, anchor, n, rng):
