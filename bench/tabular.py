@@ -745,16 +745,33 @@ def table(results):
 def skanchors_batch_lines(results):
     out = []
     for cell in results:
+        peers = [
+            r for r in cell["packages"] if r["package"] != "skanchors" and r.get("mean_seconds")
+        ]
+        fastest = min(peers, key=lambda r: r["mean_seconds"], default=None)
         for r in cell["packages"]:
             if r["package"] == "skanchors" and "batch_seconds" in r:
                 n = r["rows_requested"]
-                out.append(
-                    f"- {cell['data']} / {cell['model']}: one `explain` call over {n} rows took "
-                    f"{r['batch_seconds']:.3g} s ({r['batch_seconds'] / n:.3g} s per row), "
-                    f"{r['batch_calls']} model calls, {r['batch_rows']} rows predicted "
+                per_row = r["batch_seconds"] / n
+                line = (
+                    f"- {cell['data']} / {cell['model']} / beam {r['beam_size']}: one `explain` "
+                    f"call over {n} rows took {r['batch_seconds']:.3g} s ({per_row:.3g} s per "
+                    f"row), {r['batch_calls']} model calls, {r['batch_rows']} rows predicted "
                     f"(one row at a time: {sum(x['seconds'] for x in r['per_row']):.3g} s); "
-                    f"with n_jobs=2: {r.get('batch_seconds_2jobs', float('nan')):.3g} s."
+                    f"with n_jobs=2: {r.get('batch_seconds_2jobs', float('nan')):.3g} s"
                 )
+                if fastest is not None:
+                    line += (
+                        f". Per row against the fastest peer's mean "
+                        f"({fastest['package']}, {fastest['mean_seconds']:.3g} s): "
+                        f"{fastest['mean_seconds'] / per_row:.1f}x faster with n_jobs=1"
+                    )
+                    if r.get("batch_seconds_2jobs"):
+                        line += (
+                            f", {fastest['mean_seconds'] * n / r['batch_seconds_2jobs']:.1f}x "
+                            f"with n_jobs=2"
+                        )
+                out.append(line + ".")
     return out
 
 

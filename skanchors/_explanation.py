@@ -146,7 +146,10 @@ class Anchor:
     n_model_calls, n_rows_predicted : int
         True number of calls to the model and of rows it predicted while searching for this
         anchor. On top of these, ``explain`` predicts the rows it is given (one call for all
-        of them) to learn the classes to anchor.
+        of them) to learn the classes to anchor. When several rows are explained in one call,
+        their searches share model calls: ``n_model_calls`` counts the calls this search took
+        part in (each also predicting the other rows' samples), ``n_rows_predicted`` only this
+        search's rows.
     wall_time : float
         Seconds spent.
     instance : object

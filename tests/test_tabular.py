@@ -408,6 +408,64 @@ def test_random_state_and_n_jobs_determinism(data):
     assert [a.n_rows_predicted for a in other] != [r["n_rows_predicted"] for r in runs[0]]
 
 
+class SlowPlantedModel(PlantedModel):
+    """The planted model with a fixed cost of 5 ms per call (like a random forest's)."""
+
+    def predict_proba(self, X):
+        import time
+
+        time.sleep(0.005)
+        return super().predict_proba(X)
+
+
+@pytest.mark.parametrize("slow", [True, False])
+def test_rows_explained_together_share_model_calls_of_a_slow_model(data, slow):
+    X = planted_data(n=8, seed=5)
+    model = SlowPlantedModel() if slow else PlantedModel()
+    explainer = AnchorExplainer(model, random_state=0).fit(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        alone = [explainer.explain(X.iloc[[i]])[0] for i in range(len(X))]
+        model.calls = 0
+        together = explainer.explain(X)
+    for a, b in zip(alone, together):
+        a, b = a.to_dict(), b.to_dict()
+        a.pop("wall_time"), b.pop("wall_time")
+        assert a == b  # same samples, same predictions, same anchor
+    # Two calls for the rows themselves (the first one alone, timed), then either one call per
+    # round of the longest search (shared) or every search's own calls.
+    searches = [a.n_model_calls for a in together]
+    assert model.calls == 2 + (max(searches) if slow else sum(searches))
+
+
+def test_model_error_in_rows_explained_together_is_raised():
+    import threading
+
+    class Failing(SlowPlantedModel):  # slow: the rows' searches share calls
+        def predict_proba(self, X):
+            if self.calls == 4:
+                raise RuntimeError("model crashed")
+            return super().predict_proba(X)
+
+    data = planted_data(n=300, seed=2)
+    model = Failing()
+    explainer = AnchorExplainer(model, random_state=0).fit(data)
+    model.calls = 0
+    raised = []
+
+    def run():
+        try:
+            explainer.explain(planted_data(n=5, seed=3))
+        except RuntimeError as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "explain() hung after the model failed"
+    assert raised and "model crashed" in str(raised[0])
+
+
 def test_score_rows_limits_work(data):
     X = planted_data(n=40, seed=9)
     counts = []

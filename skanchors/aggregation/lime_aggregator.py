@@ -183,7 +183,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
     ...         "lunch now or later", "claim your cash prize"] * 4
     >>> agg = GlobalLimeAggregator(model, k=2, n_samples=200, min_count=1,
     ...                            random_state=0).fit(docs)
-    >>> [w for w, _ in agg.top_terms_[1]]
+    >>> sorted(w for w, _ in agg.top_terms_[1])
     ['cash', 'prize']
     >>> agg.n_documents_seen_
     20
