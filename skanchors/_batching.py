@@ -11,6 +11,7 @@ alone, so the anchors do not change; only the number of model calls does.
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import numpy as np
@@ -20,76 +21,57 @@ from ._base import concat_rows
 __all__ = ["run_batched"]
 
 
-class _Merger:
-    """Collects the requests of the running searches; the last one to arrive makes the call."""
+class _MergedModel:
+    """Stands for the model in the searches: ``predict_index`` and ``predict`` calls of the
+    running searches are collected, and the last search to ask makes one call per method."""
 
-    def __init__(self, method, n_running):
-        self.method = method
-        self.running = n_running
-        self.cond = threading.Condition()
-        self.pending = []  # [X, result, error, done] per waiting request
-        self.n_calls = 0
+    def __init__(self, model, n_running):
+        self._model = model
+        self._running = n_running
+        self._cond = threading.Condition()
+        self._pending = []  # one [method name, X, result, error, done] per waiting search
+
+    def predict_index(self, X):
+        return self._ask("predict_index", X)
 
     def predict(self, X):
-        request = [X, None, None, False]
-        with self.cond:
-            self.pending.append(request)
-            self._flush_if_all_waiting()
-            while not request[3]:
-                self.cond.wait()
-        if request[2] is not None:
-            raise request[2]
-        return request[1]
+        return self._ask("predict", X)
 
     def leave(self):
         """A search finished (or failed): stop waiting for it."""
-        with self.cond:
-            self.running -= 1
+        with self._cond:
+            self._running -= 1
             self._flush_if_all_waiting()
 
+    def _ask(self, method, X):
+        request = [method, X, None, None, False]
+        with self._cond:
+            self._pending.append(request)
+            self._flush_if_all_waiting()
+            while not request[4]:
+                self._cond.wait()
+        if request[3] is not None:
+            raise request[3]
+        return request[2]
+
     def _flush_if_all_waiting(self):
-        if not self.pending or len(self.pending) < self.running:
+        if not self._pending or len(self._pending) < self._running:
             return
-        batch, self.pending = self.pending, []
-        try:
-            out = np.asarray(self.method(concat_rows([r[0] for r in batch])))
-            self.n_calls += 1
-            start = 0
-            for r in batch:
-                stop = start + len(r[0])
-                r[1] = out[start:stop]
-                start = stop
-        except BaseException as exc:  # every waiting search gets the model's error
-            for r in batch:
-                r[2] = exc
+        batch, self._pending = self._pending, []
+        for method in dict.fromkeys(r[0] for r in batch):
+            group = [r for r in batch if r[0] == method]
+            try:
+                out = np.asarray(getattr(self._model, method)(concat_rows([r[1] for r in group])))
+                start = 0
+                for r in group:
+                    r[2] = out[start : start + len(r[1])]
+                    start += len(r[1])
+            except BaseException as exc:  # every search of the call gets the model's error
+                for r in group:
+                    r[3] = exc
         for r in batch:
-            r[3] = True
-        self.cond.notify_all()
-
-
-class _MergedModel:
-    """Stands for the model in the searches: ``predict_index`` / ``predict`` go to a merger."""
-
-    def __init__(self, model):
-        self._model = model
-        self._mergers = {}
-
-    def start(self, n_running):
-        self._mergers = {
-            name: _Merger(getattr(self._model, name), n_running)
-            for name in ("predict_index", "predict")
-            if hasattr(self._model, name)
-        }
-
-    def leave(self):
-        for merger in self._mergers.values():
-            merger.leave()
-
-    def predict_index(self, X):
-        return self._mergers["predict_index"].predict(X)
-
-    def predict(self, X):
-        return self._mergers["predict"].predict(X)
+            r[4] = True
+        self._cond.notify_all()
 
 
 def run_batched(task, explain_one, n_rows, max_threads=64):
@@ -100,24 +82,21 @@ def run_batched(task, explain_one, n_rows, max_threads=64):
     run at once; each thread explains rows until none is left. An exception in a search (or
     the model) is raised here once every thread has stopped.
     """
-    import copy
-
-    merged = _MergedModel(task.model)
-    merged_task = copy.copy(task)
-    merged_task.model = merged
     n_threads = max(1, min(n_rows, max_threads))
-    merged.start(n_threads)  # every thread counts from the start: no call is made too early
+    # Every thread counts as running from the start, so no call is made before all have asked.
+    merged_task = copy.copy(task)
+    merged_task.model = merged = _MergedModel(task.model, n_threads)
     results = [None] * n_rows
     errors = []
-    next_row = iter(range(n_rows))
+    rows = iter(range(n_rows))
     lock = threading.Lock()
 
     def worker():
         try:
-            while True:
+            while not errors:
                 with lock:
-                    i = next(next_row, None)
-                if i is None or errors:
+                    i = next(rows, None)
+                if i is None:
                     return
                 results[i] = explain_one(merged_task, i)
         except BaseException as exc:
