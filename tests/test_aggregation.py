@@ -20,6 +20,7 @@ from skanchors.aggregation import (
     pr_estimates,
 )
 from skanchors.metrics import aopc_k
+from skanchors.samplers import tokenize
 
 FAST = dict(k=3, min_count=2, sample_size=40, batch_size=10, random_state=0)
 
@@ -187,6 +188,73 @@ def test_adaptive_threshold_lowers_tau_for_anchor_words():
     assert tau.min() >= agg.min_threshold
     assert tau[agg._index["prize"], spam] < agg.threshold - 0.1
     assert tau[agg._index["alpha"], spam] == pytest.approx(agg.threshold)
+
+
+class FillerModel(PlantedModel):
+    """Spam iff a planted word and at least two filler words are present: with 5 fillers a
+    planted token's precision under the UNK sampler is P(Bin(5, 1/2) >= 2) = 26/32 = 0.8125."""
+
+    def predict_proba(self, X):
+        self.calls += 1
+        fill = set(FILLER)
+        p = []
+        for d in X:
+            words = [w.lower() for w, _, _ in tokenize(d)]
+            hit = self.words & set(words) and sum(w in fill for w in words) >= 2
+            p.append(self.high if hit else self.low)
+        p = np.array(p)
+        return np.column_stack([1 - p, p])
+
+
+def _chunk(agg, document, tau, low, seed=0):
+    """One token (position 0) of ``document`` tested against ``tau`` / ``low``."""
+    from skanchors.aggregation.aggregator import _test_chunk
+
+    target = int(agg.model_.predict_index([document])[0])
+    items = [(document, target, seed, np.array([0]), np.array([tau]), np.array([low]))]
+    params = dict(delta=agg.delta, sample_size=agg.sample_size, shared_pool=False)
+    [(_, anchor, n_rows)], _ = _test_chunk(agg.sampler_, agg.model_, items, params)
+    return bool(anchor[0]), n_rows
+
+
+def test_adaptive_modes_decide_by_their_own_threshold():
+    doc = "prize alpha bravo delta echo golf"
+    agg = GlobalAnchorAggregator(FillerModel(), **dict(FAST, sample_size=50)).fit([doc])
+    # precision 0.81: not an anchor at tau = 0.95, whatever the evidence level ("confidence")
+    assert _chunk(agg, doc, 0.95, 0.95) == _chunk(agg, doc, 0.95, 0.95)
+    for seed in range(5):
+        assert not _chunk(agg, doc, 0.95, 0.95, seed)[0]
+        assert not _chunk(agg, doc, 0.95, 0.6, seed)[0]
+        # ... but an anchor once the threshold itself is lowered to 0.6 ("precision")
+        assert _chunk(agg, doc, 0.6, 0.6, seed)[0]
+    # a token of precision 1 ("prize" alone decides) is accepted on fewer samples when its
+    # lower bound only has to clear 0.6 - 0.05: 10 all-kept samples give a bound of 0.79 at
+    # delta 0.1, below 0.95 - 0.05 (a second round) but above 0.55 (decided at once)
+    agg = GlobalAnchorAggregator(PlantedModel(), **dict(FAST, sample_size=10)).fit([doc])
+    strict = _chunk(agg, doc, 0.95, 0.95)
+    relaxed = _chunk(agg, doc, 0.95, 0.6)
+    assert strict[0] and relaxed[0]
+    assert relaxed[1] <= 10 < strict[1]  # one round of 10 (duplicates predicted once) vs two
+
+
+def test_confidence_mode_counts_what_no_adaptive_threshold_counts_with_fewer_rows():
+    params = dict(FAST, candidate_filtering=False, min_count=1, sample_size=10)
+    off = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=False, **params).fit(DOCS)
+    conf = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=True, **params).fit(DOCS)
+    same = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold="confidence", **params)
+    same.fit(DOCS)
+    pd = pytest.importorskip("pandas")
+    for attr in ("positive_counts_", "negative_counts_"):
+        pd.testing.assert_frame_equal(getattr(conf, attr), getattr(off, attr))
+        pd.testing.assert_frame_equal(getattr(conf, attr), getattr(same, attr))
+    assert conf.n_rows_predicted_ == same.n_rows_predicted_
+    assert conf.n_rows_predicted_ < 0.9 * off.n_rows_predicted_
+    assert top_words(conf) == top_words(off)
+
+
+def test_adaptive_threshold_rejects_unknown_modes():
+    with pytest.raises(ValueError, match="adaptive_threshold"):
+        GlobalAnchorAggregator(PlantedModel(), adaptive_threshold="lax").fit(DOCS)
 
 
 def test_partial_fit_over_batches_equals_fit():
