@@ -395,18 +395,32 @@ def stratified_kl_bounds(p, n, w, beta, side="both"):
     return lower, upper
 
 
-def compute_beta(n_arms, t, delta):
-    """Exploration rate of KL-LUCB at round ``t`` (Kaufmann & Kalyanakrishnan 2013, eq. 7).
+def compute_beta(n_arms, t, delta, exploration="theory"):
+    """Exploration rate of KL-LUCB at round ``t``.
 
+    ``exploration="theory"`` (Kaufmann & Kalyanakrishnan 2013, eq. 7):
     ``beta(t, delta) = log(k1 K t^alpha / delta) + log log(k1 K t^alpha / delta)`` with
     ``k1 = 405.5`` and ``alpha = 1.1``, the constants for which the paper proves that the
-    returned arms are epsilon-optimal with probability at least ``1 - delta``.
+    returned arms are epsilon-optimal with probability at least ``1 - delta`` (the rate the
+    authors' anchor code and alibi use).
+
+    ``exploration="light"``: ``beta(t, delta) = log((log t + 1) / delta)``, a rate that grows
+    like the confidence level of one arm and round; it is not covered by the proof (the
+    selection may then miss the epsilon-best arms more often than ``delta``), and is about
+    6 times smaller for 15 arms in the first round, so the bandit stops with far fewer
+    samples.
 
     Examples
     --------
     >>> round(compute_beta(10, 1, 0.1), 4)
     12.9721
+    >>> round(compute_beta(10, 1, 0.1, "light"), 4)
+    2.3026
     """
+    if exploration == "light":
+        return math.log((math.log(t) + 1.0) / delta)
+    if exploration != "theory":
+        raise ValueError(f"exploration must be 'theory' or 'light', got {exploration!r}.")
     alpha, k1 = 1.1, 405.5
     temp = math.log(k1 * n_arms * t**alpha / delta)
     return temp + math.log(temp)
@@ -437,6 +451,15 @@ class KLLUCB:
         Give every arm without samples ``batch_size`` of them in one model call before the
         first round. ``False`` draws a single sample per arm as the authors' code does, which
         then costs about one model call per arm.
+    exploration : {"light", "theory"}, default="light"
+        Exploration rate of the confidence bounds (:func:`compute_beta`). ``"theory"`` is the
+        rate of the KL-LUCB proof (epsilon-correct selection with probability ``1 - delta``),
+        as in the authors' code and alibi. ``"light"`` (``log((log t + 1) / delta)``) stops
+        much sooner: on the benchmark's Adult and Titanic models it cut the rows of an
+        explanation by 1.8-2.7 times and its model calls by 1.9-2.7 times. The selection only
+        chooses which candidates the search validates and extends; every anchor returned is
+        still validated against ``threshold`` at confidence ``delta`` with the union-bound
+        rate, so the precision guarantee does not depend on this choice.
     max_rounds : int, default=10_000
         Safety cap on the number of rounds.
 
@@ -456,17 +479,20 @@ class KLLUCB:
     [2]
     """
 
-    def __init__(self, *, pulls="pair", warm_start=True, max_rounds=10_000):
+    def __init__(self, *, pulls="pair", warm_start=True, exploration="light", max_rounds=10_000):
         if pulls not in ("pair", "ambiguous"):
             raise ValueError(f"pulls must be 'pair' or 'ambiguous', got {pulls!r}.")
+        if exploration not in ("light", "theory"):
+            raise ValueError(f"exploration must be 'light' or 'theory', got {exploration!r}.")
         self.pulls = pulls
         self.warm_start = warm_start
+        self.exploration = exploration
         self.max_rounds = max_rounds
 
     def __repr__(self):
         return (
             f"KLLUCB(pulls={self.pulls!r}, warm_start={self.warm_start}, "
-            f"max_rounds={self.max_rounds})"
+            f"exploration={self.exploration!r}, max_rounds={self.max_rounds})"
         )
 
     def select(self, arms, n_best, *, epsilon, delta, batch_size):
@@ -497,7 +523,7 @@ class KLLUCB:
         for t in range(1, self.max_rounds + 1):
             order = _ranking(arms)
             top, rest = order[-n_best:], order[:-n_best]
-            beta = compute_beta(n_arms, t, delta)
+            beta = compute_beta(n_arms, t, delta, self.exploration)
             ub = arm_bounds(arms, rest, beta, side="upper")[1]
             lb = arm_bounds(arms, top, beta, side="lower")[0]
             challenger, weakest = rest[np.argmax(ub)], top[np.argmin(lb)]

@@ -92,6 +92,23 @@ def test_upper_bound_is_one_at_p_one_and_zero_level_gives_point():
     assert kl_lower_bound(0.3, 0.0) == pytest.approx(0.3, abs=1e-7)
 
 
+def test_light_exploration_golden_and_sample_savings():
+    # log((log t + 1) / delta) by hand; it does not depend on the number of arms
+    assert compute_beta(10, 1, 0.1, "light") == pytest.approx(math.log(10))
+    assert compute_beta(3, 7, 0.05, "light") == pytest.approx(math.log((math.log(7) + 1) / 0.05))
+    assert compute_beta(15, 1, 0.1, "light") < compute_beta(15, 1, 0.1) / 5
+    with pytest.raises(ValueError, match="exploration"):
+        compute_beta(3, 1, 0.1, "heavy")
+    with pytest.raises(ValueError, match="exploration"):
+        KLLUCB(exploration="heavy")
+    # the lighter rate stops with fewer samples, and still finds the best two arms
+    light, theory = Coins(MEANS, 3), Coins(MEANS, 3)
+    a = KLLUCB(exploration="light").select(light, 2, epsilon=0.05, delta=0.1, batch_size=20)
+    b = KLLUCB(exploration="theory").select(theory, 2, epsilon=0.05, delta=0.1, batch_size=20)
+    assert sorted(a.tolist()) == sorted(b.tolist()) == [3, 4]
+    assert light.n_samples.sum() < 0.6 * theory.n_samples.sum()
+
+
 def test_compute_beta_golden():
     # log(405.5 * K * t^1.1 / delta) + log log(...), evaluated by hand.
     inner = math.log(405.5 * 10 * 1**1.1 / 0.1)
@@ -143,14 +160,15 @@ def test_bandits_are_epsilon_correct(bandit):
         assert int(chosen[-1]) in (0, 1)
 
 
-def test_klucb_stops_with_separated_bounds():
+@pytest.mark.parametrize("exploration", ["light", "theory"])
+def test_klucb_stops_with_separated_bounds(exploration):
     coins = Coins(MEANS, 0)
     delta, eps = 0.05, 0.05
-    KLLUCB().select(coins, 2, epsilon=eps, delta=delta, batch_size=20)
+    KLLUCB(exploration=exploration).select(coins, 2, epsilon=eps, delta=delta, batch_size=20)
     means = coins.n_positives / coins.n_samples
     # At the end the weakest chosen arm's LCB and strongest other arm's UCB overlap <= eps
     # for some round's beta; with the first-round beta (smallest) that must hold too.
-    beta = compute_beta(len(MEANS), 1, delta)
+    beta = compute_beta(len(MEANS), 1, delta, exploration)
     ub = kl_upper_bound(means[[0, 1, 2, 5]], beta / coins.n_samples[[0, 1, 2, 5]])
     lb = kl_lower_bound(means[[3, 4]], beta / coins.n_samples[[3, 4]])
     assert ub.max() - lb.min() <= eps
