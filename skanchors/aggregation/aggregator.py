@@ -207,8 +207,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     shared_pool : bool, default=True
         One perturbation pool per document serves all its tokens (see the module notes);
         ``False`` is the naive per-token test.
-    sample_size : int >= 1, default=100
+    sample_size : int >= 1, default=32
         Perturbations per token and sampling round (the pool has ``sample_size / keep_proba``).
+        With ``delta=0.1`` a token whose samples all keep the class is decided after 22 of
+        them, so about 32 per round decide most tokens in the first round; on the movie
+        reviews 100 predicted 2.7 times the rows of 32 for the same AOPC@20 up to noise.
     adaptive_threshold : bool or {"confidence", "precision"}, default=True
         Eq. 11: words that are often anchors of a class get the lower threshold ``tau~``.
         ``"confidence"`` (same as ``True``): a token of such a word needs less evidence to be
@@ -332,7 +335,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         delta=0.1,
         sampler=None,
         shared_pool=True,
-        sample_size=100,
+        sample_size=32,
         adaptive_threshold=True,
         omega=0.4,
         min_threshold=0.55,
