@@ -182,42 +182,50 @@ def _two_term_rate(beta):
     return b * (1.0 + 1e-12)  # rounding stays on the safe side
 
 
-def _joint_lower(p, n, w, rate, iters=32):
+def _joint_lower(p, n, w, rate, iters=60):
     """A lower bound on ``min sum_s w_s q_s`` s.t. ``sum_s n_s KL(p_s || q_s) <= rate``.
 
-    Rows are arms. By weak duality, for every multiplier ``lam >= 0`` the dual function
+    Rows are arms, every stratum with samples and a positive weight. By weak duality, for every
+    multiplier ``lam >= 0`` the dual function
     ``g(lam) = min_q [sum_s w_s q_s + lam (sum_s n_s KL(p_s || q_s) - rate)]`` is at most the
-    constrained minimum, so *any* ``lam`` gives a valid (conservative) bound and the best of a
-    few is (nearly) the exact minimum (strong duality: the problem is convex). The inner
+    constrained minimum, so *any* ``lam`` gives a valid (conservative) bound and the best one
+    seen is (nearly) the exact minimum (strong duality: the problem is convex). The inner
     minimiser of each stratum solves ``(p - q) / (q (1 - q)) = c`` with ``c = w / (lam n)``,
-    a quadratic with the stable root ``q = 2p / ((1 + c) + sqrt((1 + c)^2 - 4cp))``; ``log lam``
-    is bisected on the sign of the constraint (the derivative of ``g``). A stratum without
-    samples is unconstrained (``q = 0``).
+    a quadratic with the stable root ``q = 2p / ((1 + c) + sqrt((1 + c)^2 - 4cp))``. The
+    constraint ``h(u) = sum_s n_s KL(p_s || q_s) - rate`` (the derivative of ``g``) is solved
+    in ``u = log lam`` by Newton's method from the Gaussian approximation, kept inside a
+    bracket (bisection when a step leaves it), all arms at once: the vectorised twin of
+    :func:`_joint_lower_pair`, typically 4-6 steps instead of 32 bisections.
     """
     m = p.shape[0]
-    has = n > 0
-    safe_n = np.where(has, n, 1.0)
+    rate = np.asarray(rate, dtype=float).reshape(-1)
     # c = w / (lam n) is of order 1 near lam = w / n: bracket log lam around it.
-    center = np.log(np.maximum((w / safe_n).max(axis=1, keepdims=True), 1e-300))
+    center = np.log(np.maximum((w / n).max(axis=1), 1e-300))
     lo, hi = center - 15.0, center + 15.0
-    rate = np.asarray(rate, dtype=float).reshape(-1, 1)
+    spread = (w * w * np.maximum(p * (1.0 - p), 1.0 / n) / n).sum(axis=1)
+    u = np.clip(0.5 * np.log(spread / (2.0 * rate)), lo, hi)
     best = np.full(m, -np.inf)
+    active = np.ones(m, dtype=bool)
     for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        lam = np.exp(mid)
-        c = w / (lam * safe_n)
+        lam = np.exp(u)
+        c = w / (lam[:, None] * n)
         root = np.sqrt(np.maximum((1.0 + c) ** 2 - 4.0 * c * p, 0.0))
-        # The root lies in [0, p]; clipping removes rounding past p (KL would be inf at 1).
-        q = np.where(has, np.minimum(2.0 * p / ((1.0 + c) + root), p), 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            k = np.where(has, n * kl_bernoulli(p, q), 0.0).sum(axis=1, keepdims=True)
-        g = (w * q).sum(axis=1) + (lam * (k - rate))[:, 0]
-        best = np.maximum(best, g)
-        over = k > rate
-        lo = np.where(over, mid, lo)
-        hi = np.where(over, hi, mid)
-    # 32 halvings leave the dual within ~1e-15 of its maximum; rounding down to 1e-12 makes
-    # the bound independent of last-bit differences between processes (n_jobs).
+        # The root lies in (0, p]; clipping removes rounding past p (KL would be inf at 1).
+        q = np.minimum(2.0 * p / ((1.0 + c) + root), p)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            h = (n * kl_bernoulli(p, q)).sum(axis=1) - rate
+            g = np.where(np.isfinite(h), (w * q).sum(axis=1) + lam * h, -np.inf)
+            slope = -np.where(root > 0.0, n * c * c * q * (1.0 - q) / root, 0.0).sum(axis=1)
+            best = np.where(active, np.maximum(best, g), best)
+            lo = np.where(active & (h > 0.0), u, lo)
+            hi = np.where(active & ~(h > 0.0), u, hi)
+            active &= ~((np.abs(h) < 1e-8) | (hi - lo < 1e-12))
+            if not active.any():
+                break
+            step = np.where((slope < 0.0) & np.isfinite(h), u - h / slope, np.nan)
+        u = np.where(active, np.where((lo < step) & (step < hi), step, 0.5 * (lo + hi)), u)
+    # Rounding down to 1e-12 makes the bound independent of last-bit differences between
+    # processes (n_jobs).
     return np.maximum(np.floor(best * 1e12) / 1e12, 0.0)
 
 
