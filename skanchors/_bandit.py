@@ -466,7 +466,7 @@ class KLLUCB:
         much sooner: on the benchmark's Adult and Titanic models it cut the rows of an
         explanation by 1.8-2.7 times and its model calls by 1.9-2.7 times. The selection only
         chooses which candidates the search validates and extends; every anchor returned is
-        still validated against ``threshold`` at confidence ``delta`` with the union-bound
+        still validated against ``threshold`` at confidence ``delta`` with the search's own
         rate, so the precision guarantee does not depend on this choice.
     max_rounds : int, default=10_000
         Safety cap on the number of rounds.

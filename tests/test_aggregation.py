@@ -240,6 +240,9 @@ def test_adaptive_modes_decide_by_their_own_threshold():
 def test_confidence_mode_counts_what_no_adaptive_threshold_counts_with_fewer_rows():
     params = dict(FAST, candidate_filtering=False, min_count=1, sample_size=10)
     off = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=False, **params).fit(DOCS)
+    # numpy booleans (as a parameter grid may hand them over) mean the same as Python's
+    np_off = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=np.False_, **params)
+    assert np_off.fit(DOCS).n_rows_predicted_ == off.n_rows_predicted_
     conf = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=True, **params).fit(DOCS)
     same = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold="confidence", **params)
     same.fit(DOCS)

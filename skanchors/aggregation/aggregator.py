@@ -639,9 +639,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     def _adaptive_mode(self):
         """``None`` (no eq. 11), ``"confidence"`` or ``"precision"``."""
         mode = self.adaptive_threshold
-        if mode is False:
-            return None
-        return "confidence" if mode is True else mode
+        if isinstance(mode, str):
+            return mode
+        return "confidence" if mode else None  # a bool, numpy's included
 
     def _adaptive_tau(self, n_known):
         """Eq. 11 with the G_pr pseudo-score as a count of true-anchor occurrences."""
