@@ -60,8 +60,14 @@ class _MergedModel:
         batch, self._pending = self._pending, []
         for method in dict.fromkeys(r[0] for r in batch):
             group = [r for r in batch if r[0] == method]
+            # A search whose samples are all being predicted for another search asks with
+            # no rows, only to take part in the call.
+            asking = [r for r in group if len(r[1])]
             try:
-                out = np.asarray(getattr(self._model, method)(concat_rows([r[1] for r in group])))
+                out = np.zeros(0, dtype=np.int64)
+                if asking:
+                    rows = concat_rows([r[1] for r in asking])
+                    out = np.asarray(getattr(self._model, method)(rows))
                 start = 0
                 for r in group:
                     r[2] = out[start : start + len(r[1])]

@@ -25,6 +25,12 @@ modality, through four members:
     before the anchor was imposed. They enable the stratified estimate of
     :class:`StratifiedArms`.
 
+``stream_samples(anchor, start, stop, seed, cache)``, ``stream_namespace`` (optional)
+    Samplers whose ``D(z | A)`` depends on the predicates of ``A`` and not on the instance
+    (tabular) offer streams: sample ``i`` of a predicate set depends on the seed, the set and
+    ``i`` only. Searches of different rows then read the same samples and share their
+    predictions through :class:`skanchors._cache.SampleCache`, without changing any result.
+
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
 valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
 in one call, and perturbations that repeat are predicted once.
@@ -75,13 +81,19 @@ class SampleStore:
     target : int
         Class index whose precision is measured.
     rng : numpy.random.Generator
+    shared : skanchors._cache.Shared or None
+        When given and the instance offers streams (``stream_samples``), samples are read
+        from the instance's streams instead of drawn with ``rng``, and predictions go
+        through the shared cache, so searches of other rows reuse them.
     """
 
-    def __init__(self, instance, predict, target, rng):
+    def __init__(self, instance, predict, target, rng, shared=None):
         self.instance = instance
         self.predict = predict
         self.target = target
         self.rng = rng
+        self.shared = shared if hasattr(instance, "stream_samples") else None
+        self._cursor = {}  # stream positions read so far, per conditioning set
         cap = 1024
         self.holds = np.zeros((cap, instance.n_predicates), dtype=bool)
         self.anchor_id = np.zeros(cap, dtype=np.int64)
@@ -142,6 +154,18 @@ class SampleStore:
         """
         keys, holds, ids, native = [], [], [], []
         for anchor, n in requests:
+            if self.shared is not None:
+                i = self._id(anchor)
+                start = self._cursor.get(i, 0)
+                self._cursor[i] = start + n
+                k, h, nat = self.instance.stream_samples(
+                    self._anchors[i], start, start + n, self.shared.seed, self.shared.cache
+                )
+                keys.append(k)
+                holds.append(h)
+                native.append(nat)
+                ids.append(np.full(n, i))
+                continue
             if self.stratified:
                 k, h, nat = self.instance.sample(anchor, n, self.rng, return_native=True)
                 native.append(nat)
@@ -185,13 +209,40 @@ class SampleStore:
         cache = self._cache
         labels = np.fromiter((cache.get(h, -1) for h in uniq.tolist()), np.int64, len(uniq))
         todo = np.flatnonzero(labels < 0)
+        if todo.size and self.shared is not None:
+            labels[todo] = self._label_shared(keys[first[todo]], uniq[todo])
+        elif todo.size:
+            labels[todo] = self._call(keys[first[todo]])
         if todo.size:
-            predicted = np.asarray(self.predict(self.instance.decode(keys[first[todo]])))
-            self.n_model_calls += 1
-            self.n_rows_predicted += len(todo)
-            labels[todo] = predicted
-            cache.update(zip(uniq[todo].tolist(), predicted.tolist()))
+            cache.update(zip(uniq[todo].tolist(), labels[todo].tolist()))
         return labels[inverse.ravel()]
+
+    def _call(self, keys):
+        predicted = np.asarray(self.predict(self.instance.decode(keys)))
+        if len(keys):
+            self.n_model_calls += 1
+            self.n_rows_predicted += len(keys)
+        return predicted
+
+    def _label_shared(self, keys, hashes):
+        """Labels through the shared cache: known ones are free, the rest predicted once."""
+        shared = self.shared
+        cache, space = shared.cache, (shared.namespace, self.instance.stream_namespace)
+        labels, mine, theirs = cache.claim(space, hashes, self)
+        if mine.size or (theirs.size and shared.merged):
+            try:
+                predicted = self._call(keys[mine])
+            except BaseException:
+                cache.fill(space, hashes[mine], None, self)
+                raise
+            labels[mine] = predicted
+            cache.fill(space, hashes[mine], predicted, self)
+        if theirs.size:
+            labels[theirs] = cache.wait(space, hashes[theirs])
+            lost = theirs[labels[theirs] < 0]
+            if lost.size:  # their search failed, or the cache started over
+                labels[lost] = self._call(keys[lost])
+        return labels
 
     def valid(self, candidates, start=0, stop=None, reuse=None):
         """Boolean matrix (rows start:stop x candidates) of which samples count for which.
@@ -463,6 +514,7 @@ def beam_search(
     batch_size,
     bandit,
     rng,
+    shared=None,
 ):
     """Find the anchor of one instance (Ribeiro et al. 2018, Algorithm 2, beam version).
 
@@ -471,7 +523,7 @@ def beam_search(
     the bandit on precision) by one predicate, and stop when no extension can beat the coverage
     of the best anchor found, or at ``max_anchor_size`` predicates.
     """
-    store = SampleStore(instance, predict, target, rng)
+    store = SampleStore(instance, predict, target, rng, shared)
     d = instance.n_predicates
     # Samples from D(z) itself serve every candidate of the first round.
     store.draw([((), batch_size)])

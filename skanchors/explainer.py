@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._bandit import make_bandit
 from ._base import BaseExplainer, _check_not_a_string, concat_rows, row_seed, take_rows
-from ._batching import run_batched
+from ._batching import _MergedModel, run_batched
+from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
 from ._search import beam_search, estimate
 from .models import RegressionModel, as_probability_model
@@ -91,6 +92,14 @@ class AnchorExplainer(BaseExplainer):
     score_rows : int or None, default=50
         :meth:`score` explains at most this many rows of its input (chosen with
         ``random_state``); ``None`` explains all of them.
+    cache_size : int >= 0, default=250_000
+        Perturbations are drawn from *streams*: the ``i``-th sample for a rule depends only
+        on the rule's predicates (``Age <= 37``, the same for every row in that bin), ``i``
+        and ``random_state``, so the searches of different rows read the same samples. The
+        fitted explainer keeps the model's predictions on up to ``cache_size`` of them and
+        later searches, in this or later calls, reuse them without a model call. This only
+        changes costs: the anchors are the same for any ``cache_size`` (0 keeps nothing).
+        The cache assumes the model does not change; :meth:`fit` starts a new one.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
         ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows
@@ -101,7 +110,8 @@ class AnchorExplainer(BaseExplainer):
         row's search stays in one process: splitting its calls over threads made a
         random-forest pipeline on Adult 3x slower.
     random_state : int, RandomState or None, default=None
-        Seeds the perturbations; results are identical for any ``n_jobs``.
+        Seeds the perturbations (once, in :meth:`fit`); results are identical for any
+        ``n_jobs`` and whether rows are explained alone or together.
     verbose : int, default=0
         Print one line per explained row when positive.
 
@@ -148,6 +158,7 @@ class AnchorExplainer(BaseExplainer):
         "tolerance": [Interval(Real, 0, None, closed="neither")],
         "tolerance_unit": [StrOptions({"std", "absolute"})],
         "score_rows": [Interval(Integral, 1, None, closed="left"), None],
+        "cache_size": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -172,6 +183,7 @@ class AnchorExplainer(BaseExplainer):
         tolerance=0.25,
         tolerance_unit="std",
         score_rows=50,
+        cache_size=250_000,
         n_jobs=None,
         random_state=None,
         verbose=0,
@@ -192,6 +204,7 @@ class AnchorExplainer(BaseExplainer):
         self.tolerance = tolerance
         self.tolerance_unit = tolerance_unit
         self.score_rows = score_rows
+        self.cache_size = cache_size
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -257,6 +270,10 @@ class AnchorExplainer(BaseExplainer):
                 rows = self.sampler_.split(X)[:1]
                 self.model_.predict_proba(self.sampler_.to_model_input(concat_rows(rows)))
             self.classes_ = self.model_.classes_
+        # Streams of perturbations are seeded once per fit, and the model's predictions on
+        # them are kept for every later search (see skanchors._cache).
+        self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        self._cache = SampleCache(self.cache_size)
         if hasattr(self.sampler_, "n_features_in_"):
             self.n_features_in_ = self.sampler_.n_features_in_
         if getattr(self.sampler_, "feature_names_in_", None) is not None:
@@ -332,7 +349,7 @@ class AnchorExplainer(BaseExplainer):
         share = call_seconds is None or call_seconds > _SHARE_CALLS_ABOVE
         # Each row's seed depends on random_state and on the row's content only, so a row gets
         # the same anchor whether it is explained alone or in a batch, with any n_jobs.
-        base = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        base = self._seed
         seeds = np.array([row_seed(base, r) for r in rows], dtype=np.int64)
         params = dict(
             threshold=self.threshold,
@@ -343,6 +360,9 @@ class AnchorExplainer(BaseExplainer):
             batch_size=self.batch_size,
             bandit=make_bandit(self.bandit),
         )
+        if self._cache.max_size != self.cache_size:  # set_params after fit
+            self._cache = SampleCache(self.cache_size)
+        shared = (self._cache, base)
         n_jobs = self.n_jobs
         if n_jobs is None or n_jobs == 1 or len(rows) == 1:
             chunks = [list(range(len(rows)))]
@@ -360,6 +380,7 @@ class AnchorExplainer(BaseExplainer):
                 params,
                 self.verbose,
                 share,
+                shared,
             )
             for chunk in chunks
         )
@@ -485,11 +506,18 @@ class AnchorExplainer(BaseExplainer):
 _SHARE_CALLS_ABOVE = 0.002  # seconds of a one-row model call
 
 
-def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=True):
-    """Explain the rows of one chunk; with ``share``, their searches share model calls."""
+def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=True, shared=None):
+    """Explain the rows of one chunk; with ``share``, their searches share model calls.
+
+    ``shared`` is ``(cache, seed)``: the perturbation streams and the prediction cache.
+    """
 
     def one(task, i):
-        anchor = _explain_one(sampler, task, rows[i], targets[i], int(seeds[i]), params)
+        context = None
+        if shared is not None:
+            merged = isinstance(task.model, _MergedModel)
+            context = Shared(shared[0], shared[1], task.namespace(targets[i]), merged)
+        anchor = _explain_one(sampler, task, rows[i], targets[i], int(seeds[i]), params, context)
         if verbose:
             print(f"[skanchors] {anchor} ({anchor.wall_time:.2f} s)", flush=True)
         return anchor
@@ -507,6 +535,10 @@ class _Classification:
 
     def labeler(self, target):
         return self.model.predict_index, int(target)
+
+    @staticmethod
+    def namespace(target):
+        return "class"
 
     def outcomes(self, X, explainer):
         return explainer.classes_[self.model.predict_index(X)]
@@ -534,6 +566,9 @@ class _Regression:
     def outcomes(self, X, explainer):
         return self.model.predict(X)
 
+    def namespace(self, target):
+        return ("within", float(target), float(self.tolerance))
+
     def agrees(self, outcomes, prediction):
         return np.abs(outcomes - prediction) <= self.tolerance
 
@@ -550,12 +585,12 @@ def _is_plain_callable(obj):
     return callable(obj) and not hasattr(obj, "predict")
 
 
-def _explain_one(sampler, task, row, target, seed, params):
+def _explain_one(sampler, task, row, target, seed, params, shared=None):
     start = time.perf_counter()
     instance = sampler.instance(row)
     rng = np.random.default_rng(seed)
     predict, label = task.labeler(target)
-    result = beam_search(instance, predict, label, rng=rng, **params)
+    result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
     beta = np.log(1.0 / params["delta"])
     n, precision, lb, ub = estimate(store, result.order, beta)

@@ -9,6 +9,7 @@ the raw data - including a whole Pipeline - can predict the perturbations.
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 
 import numpy as np
@@ -16,8 +17,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from .._cache import STREAM_BLOCK
 from .._explanation import Predicate
-from ..discretizers import make_discretizer
+from ..discretizers import _BaseDiscretizer, make_discretizer
 
 __all__ = ["TabularSampler"]
 
@@ -138,8 +140,73 @@ class TabularSampler(BaseEstimator):
                     f"sample_weight must be {n} non-negative finite numbers with a positive sum."
                 )
             self._weights = w / w.sum()
+        self._cum = None if self._weights is None else np.cumsum(self._weights)
+        # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
+        self._masks, self._packed, self._pools = {}, {}, {}
         self.n_reference_ = n
         return self
+
+    def _predicate_mask(self, gid):
+        """Reference rows satisfying a predicate given as ``(feature, kind, value)``."""
+        mask = self._masks.get(gid)
+        if mask is None:
+            j, kind, value = gid
+            if kind == 0:  # category code (NaN has a code of its own)
+                mask = self._codes[:, j] == value
+            else:
+                bins = self._bins[:, int(np.searchsorted(self._numeric, j))]
+                if kind == 1:  # missing
+                    mask = bins < 0
+                elif kind == 2:  # x <= edge[value]
+                    mask = (bins <= value) & (bins >= 0)
+                else:  # x > edge[value - 1]
+                    mask = bins >= value
+            self._masks[gid] = mask
+        return mask
+
+    def _predicate_bits(self, gid):
+        bits = self._packed.get(gid)
+        if bits is None:
+            bits = self._packed[gid] = np.packbits(self._predicate_mask(gid))
+        return bits
+
+    def _make_pool(self, rows):
+        cum = None if self._weights is None else np.cumsum(self._weights[rows])
+        if cum is not None and cum[-1] <= 0:
+            cum = None
+        return rows, cum
+
+    def _pool(self, gids):
+        """Rows to draw a feature's value from when predicates ``gids`` must hold."""
+        pool = self._pools.get(gids)
+        if pool is None:
+            ok = self._predicate_mask(gids[0])
+            for g in gids[1:]:
+                ok = ok & self._predicate_mask(g)
+            pool = self._pools[gids] = self._make_pool(np.flatnonzero(ok))
+        return pool
+
+    def _row_bins(self, frame):
+        """Bin of each numeric feature of a one-row frame (NaN where missing)."""
+        num = frame.iloc[:, self._numeric]
+        if isinstance(self.discretizer_, _BaseDiscretizer):
+            # The package's own discretizers: searchsorted on their edges, without the
+            # transformer's input validation (a millisecond per explained row).
+            values = [num.iat[0, k] for k in range(num.shape[1])]
+            values = np.array([np.nan if pd.isna(v) else float(v) for v in values])
+            out = np.array(
+                [
+                    np.searchsorted(edges, v, side="left")
+                    for edges, v in zip(self.discretizer_.bin_edges_, values.tolist())
+                ],
+                dtype=float,
+            )
+            out[np.isnan(values)] = np.nan
+            return out
+        num = num.astype(float)
+        if not self._frame_input:
+            num.columns = [f"x{j}" for j in self._numeric]
+        return self.discretizer_.transform(num)[0]
 
     def _as_frame(self, X, reset):
         if isinstance(X, pd.Series):
@@ -263,20 +330,28 @@ class TabularSampler(BaseEstimator):
 
 
 class TabularInstance:
-    """Sampler for one explained row; see :mod:`skanchors._search` for the protocol."""
+    """Sampler for one explained row; see :mod:`skanchors._search` for the protocol.
+
+    Besides ``sample`` (draws from a generator), it offers *streams*
+    (:meth:`stream_samples`): sample ``i`` of the stream of ``D(z | A)`` depends on a seed,
+    the predicates of ``A`` in the reference data's terms (``age <= 37`` is the same predicate
+    for every row in that bin) and ``i`` only, so searches of different rows read the same
+    samples and share their predictions (:mod:`skanchors._cache`).
+    """
 
     def __init__(self, parent, frame):
         self.parent = parent
         names = parent.feature_names()
         n_ref = parent.n_reference_
         n_feat = len(names)
-        # Row n_ref of the local code matrix is the explained row itself; it is only drawn when
-        # no reference row satisfies one of its predicates (e.g. an unseen category).
+        # Row n_ref of the sampler's row space is the explained row itself; it is only drawn
+        # when no reference row satisfies one of its predicates (e.g. an unseen category).
         x_codes = np.empty(n_feat, dtype=np.int32)
         x_missing = np.zeros(n_feat, dtype=bool)
         self._values = list(parent._values)
+        row = [frame.iat[0, j] for j in range(n_feat)]
         for j in range(n_feat):
-            value = frame.iloc[0, j]
+            value = row[j]
             x_missing[j] = pd.isna(value)
             code = parent._n_missing_code[j] if x_missing[j] else parent._lookup[j].get(value)
             if code is None or code >= len(self._values[j]):
@@ -290,62 +365,68 @@ class TabularInstance:
                     self._values[j] = np.concatenate([self._values[j], frame.iloc[:, j]])
             x_codes[j] = code
         self.x_codes = x_codes
-        preds, masks, feats = [], [], []
-        x_bins = None
-        if parent._numeric.size:
-            num = frame.iloc[:, parent._numeric].astype(float)
-            if not parent._frame_input:
-                num.columns = [f"x{j}" for j in parent._numeric]
-            x_bins = parent.discretizer_.transform(num)[0]
+        preds, gids, feats = [], [], []
+        x_bins = parent._row_bins(frame) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
-        codes, bins = parent._codes, parent._bins
         for j, name in enumerate(names):
             if parent.categorical_[j]:
                 if x_missing[j]:
                     preds.append(Predicate(name, "isna", None, j))
                 else:
-                    preds.append(Predicate(name, "==", _scalar(frame.iloc[0, j]), j))
-                masks.append(codes[:, j] == x_codes[j])
+                    preds.append(Predicate(name, "==", _scalar(row[j]), j))
+                # Predicates in the reference data's terms (equal for rows with equal codes).
+                gids.append((j, 0, int(x_codes[j])))
                 feats.append(j)
                 continue
             k = num_pos[j]
             if np.isnan(x_bins[k]):
                 preds.append(Predicate(name, "isna", None, j))
-                masks.append(bins[:, k] < 0)
+                gids.append((j, 1, -1))
                 feats.append(j)
                 continue
             b = int(x_bins[k])
             edges = parent.discretizer_.bin_edges_[k]
             if b < len(edges):
                 preds.append(Predicate(name, "<=", float(edges[b]), j))
-                masks.append((bins[:, k] <= b) & (bins[:, k] >= 0))
+                gids.append((j, 2, b))
                 feats.append(j)
             if b > 0:
                 preds.append(Predicate(name, ">", float(edges[b - 1]), j))
-                masks.append(bins[:, k] >= b)
+                gids.append((j, 3, b))
                 feats.append(j)
+        masks = [parent._predicate_mask(g) for g in gids]
         # A predicate that every reference row satisfies (e.g. "Pclass <= 3.0" when 3 is the
         # largest value) constrains nothing: it would only lengthen rules.
         informative = [i for i, m in enumerate(masks) if not m.all()]
-        preds = [preds[i] for i in informative]
+        self.predicates = [preds[i] for i in informative]
+        self._gids = [gids[i] for i in informative]
         masks = [masks[i] for i in informative]
-        feats = [feats[i] for i in informative]
-        self.predicates = preds
-        self.n_predicates = len(preds)
-        self._feature_of = np.array(feats, dtype=np.intp)
-        d = len(preds)
-        holds = np.ones((n_ref + 1, d), dtype=bool)
-        if d:
-            holds[:n_ref] = np.column_stack(masks)
+        self.n_predicates = d = len(self.predicates)
+        self._feature_of = np.array([feats[i] for i in informative], dtype=np.intp)
+        holds = np.empty((n_ref + 1, d), dtype=bool)
+        for i, m in enumerate(masks):
+            holds[:n_ref, i] = m
+        holds[n_ref] = True
         self._holds = holds
-        self._codes = np.vstack([codes, x_codes[None, :]])
         self._n_ref = n_ref
         self._weights = parent._weights
-        self._cum = None if parent._weights is None else np.cumsum(parent._weights)
+        self._cum = parent._cum
         self._choice_cache = {}
+        self._stream_keys = {}
         # Coverage by bit-sets: one packed row of reference rows per predicate.
-        self._bits = np.packbits(holds[:n_ref].T, axis=1) if d else None
-        self._class_bits = None
+        self._bits = np.stack([parent._predicate_bits(g) for g in self._gids]) if d else None
+        # The explained row is drawn (as a replacement value) only when no reference row
+        # satisfies its predicates on a feature. Its streams are then its own: their samples
+        # can hold values no other row has.
+        fallback = False
+        for f in np.unique(self._feature_of).tolist():
+            if not holds[:n_ref, self._feature_of == f].all(axis=1).any():
+                fallback = True
+        self._fallback = fallback
+        if fallback:
+            self.stream_namespace = ("row", _stable_hash(repr(row)))
+        else:
+            self.stream_namespace = "reference"
 
     # -- the search protocol
     def _draw(self, rng, n, pool=None):
@@ -366,16 +447,15 @@ class TabularInstance:
         key = (feature, preds)
         pool = self._choice_cache.get(key)
         if pool is None:
-            ok = self._holds[: self._n_ref, list(preds)].all(axis=1)
-            rows = np.flatnonzero(ok)
-            if rows.size == 0:
-                rows = np.array([self._n_ref])  # the explained row itself
-                cum = None
+            if not self._fallback:
+                pool = self.parent._pool(tuple(self._gids[p] for p in preds))
             else:
-                cum = None if self._weights is None else np.cumsum(self._weights[rows])
-                if cum is not None and cum[-1] <= 0:
-                    cum = None
-            pool = (rows, cum)
+                ok = self._holds[: self._n_ref, list(preds)].all(axis=1)
+                rows = np.flatnonzero(ok)
+                if rows.size == 0:
+                    pool = (np.array([self._n_ref]), None)  # the explained row itself
+                else:
+                    pool = self.parent._make_pool(rows)
             self._choice_cache[key] = pool
         return pool
 
@@ -383,6 +463,42 @@ class TabularInstance:
     def predicate_features(self):
         """Index of the feature each predicate constrains (the search's stratification)."""
         return self._feature_of
+
+    def _groups(self, anchor):
+        by_feature = {}
+        for p in anchor:
+            by_feature.setdefault(int(self._feature_of[p]), []).append(p)
+        return [(f, tuple(sorted(by_feature[f]))) for f in sorted(by_feature)]
+
+    def _impose(self, anchor, base, rng):
+        """Rows (one per feature) of each perturbation: base rows with the anchor imposed."""
+        n_feat = len(self._values)
+        src = np.repeat(base[:, None].astype(np.int32), n_feat, axis=1)
+        for f, preds in self._groups(anchor):
+            bad = ~self._holds[base[:, None], list(preds)].all(axis=1)
+            n_bad = int(bad.sum())
+            if n_bad:
+                src[bad, f] = self._draw(rng, n_bad, self._pool(f, preds))
+        return src
+
+    def _encode(self, src, base, return_native):
+        n_feat = len(self._values)
+        codes = self.parent._codes
+        if self._fallback:
+            keys = codes[np.minimum(src, self._n_ref - 1), np.arange(n_feat)]
+            own = src == self._n_ref
+            if own.any():
+                keys[own] = np.broadcast_to(self.x_codes, src.shape)[own]
+        else:
+            keys = codes[src, np.arange(n_feat)]
+        d = self.n_predicates
+        if d:
+            holds = self._holds[src[:, self._feature_of], np.arange(d)]
+        else:
+            holds = np.ones((len(src), 0), bool)
+        if return_native:
+            return keys, holds, self._holds[base]
+        return keys, holds
 
     def sample(self, anchor, n, rng, *, return_native=False):
         """``n`` draws from ``D(z | anchor)``: (codes matrix, predicate-holds matrix).
@@ -394,23 +510,42 @@ class TabularInstance:
         :class:`skanchors._search.StratifiedArms`.
         """
         base = self._draw(rng, n)
-        n_feat = self._codes.shape[1]
-        src = np.repeat(base[:, None], n_feat, axis=1)
-        by_feature = {}
-        for p in anchor:
-            by_feature.setdefault(int(self._feature_of[p]), []).append(p)
-        for f, preds in by_feature.items():
-            preds = tuple(sorted(preds))
-            bad = ~self._holds[base][:, list(preds)].all(axis=1)
-            n_bad = int(bad.sum())
-            if n_bad:
-                src[bad, f] = self._draw(rng, n_bad, self._pool(f, preds))
-        keys = self._codes[src, np.arange(n_feat)]
-        d = self.n_predicates
-        holds = self._holds[src[:, self._feature_of], np.arange(d)] if d else np.ones((n, 0), bool)
-        if return_native:
-            return keys, holds, self._holds[base]
-        return keys, holds
+        return self._encode(self._impose(anchor, base, rng), base, return_native)
+
+    def stream_key(self, anchor):
+        """64-bit key of the stream of ``D(z | anchor)``: equal for equal predicate sets."""
+        anchor = tuple(sorted(anchor))
+        key = self._stream_keys.get(anchor)
+        if key is None:
+            gids = tuple(sorted(self._gids[p] for p in anchor))
+            key = self._stream_keys[anchor] = _stable_hash(repr((self.stream_namespace, gids)))
+        return key
+
+    def stream_samples(self, anchor, start, stop, seed, cache):
+        """Samples ``start:stop`` of the stream of ``D(z | anchor)``: (codes, holds, native).
+
+        Block ``b`` of a stream (:data:`~skanchors._cache.STREAM_BLOCK` samples) is drawn by a
+        generator seeded with ``(seed, stream key, b)`` and kept in ``cache``.
+        """
+        key = self.stream_key(anchor)
+        first, last = start // STREAM_BLOCK, (stop - 1) // STREAM_BLOCK
+        blocks = []
+        for b in range(first, last + 1):
+
+            def make(b=b):
+                rng = np.random.default_rng([seed, key, b])
+                base = self._draw(rng, STREAM_BLOCK)
+                return self._impose(anchor, base, rng), base
+
+            blocks.append(cache.block((key, b), make))
+        offset = first * STREAM_BLOCK
+        if len(blocks) == 1:
+            src, base = blocks[0]
+        else:
+            src = np.concatenate([blk[0] for blk in blocks])
+            base = np.concatenate([blk[1] for blk in blocks])
+        window = slice(start - offset, stop - offset)
+        return self._encode(src[window], base[window], True)
 
     def decode(self, keys):
         """Model input (DataFrame or array in the reference dtypes) for rows of codes."""
@@ -446,6 +581,12 @@ class TabularInstance:
         if not anchor:
             return 1.0
         return _bitcount(self._covered_bits(anchor)) / self._n_ref
+
+
+def _stable_hash(text):
+    """A 63-bit integer from a string, the same in every process (unlike ``hash``)."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 def _scalar(value):

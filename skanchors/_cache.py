@@ -1,0 +1,173 @@
+"""Perturbations and model predictions shared by the searches of one fitted explainer.
+
+A tabular perturbation of ``D(z | A)`` depends on the predicates of ``A`` only, not on the row
+being explained: two rows with ``Sex = female`` in their candidate rules need the same kind of
+samples for it. The samplers therefore draw from *streams*: sample ``i`` of the stream of a
+predicate set is generated from a seed made of the explainer's seed, the predicate set and
+``i`` alone. Every search reads a stream from its start, so what a search sees never depends
+on which other rows are explained, in which order, in which process or with which ``n_jobs``;
+a row gets the same anchor alone or in a batch. Each search still sees an i.i.d. sequence of
+draws of ``D(z | A)``, so every statistical statement about one anchor holds as before (anchors
+of different rows that share predicates are now correlated, as they would be with one big
+sample).
+
+:class:`SampleCache` is what makes streams pay: the model's prediction of every perturbation
+is kept (keyed by a 64-bit hash of the perturbation) and a later search reading the same
+stream positions gets them without a model call. The cache only changes costs, never results,
+as long as the model does not change; it belongs to the fitted explainer, and ``fit`` starts a
+new one.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+__all__ = ["SampleCache", "STREAM_BLOCK"]
+
+# Stream positions are generated in blocks of this many samples (one generator per block).
+STREAM_BLOCK = 128
+
+
+class SampleCache:
+    """Stream blocks and model predictions, shared by searches (and threads) of one explainer.
+
+    Parameters
+    ----------
+    max_size : int
+        At most this many predictions are kept; when full the cache starts over (which costs
+        model calls, never changes a result). 0 disables sharing.
+    """
+
+    def __init__(self, max_size):
+        self.max_size = int(max_size)
+        self._cond = threading.Condition()
+        self._labels = {}  # namespace -> {hash: label}
+        self._inflight = {}  # namespace -> {hash: owner token}
+        self._blocks = {}
+        self._size = 0
+        self.hits = 0  # predictions served from the cache (for diagnostics and tests)
+
+    @property
+    def enabled(self):
+        return self.max_size > 0
+
+    def __len__(self):
+        return self._size
+
+    def __getstate__(self):
+        # Pickled (joblib workers, a saved explainer) empty: the lock cannot travel, and the
+        # predictions of one model are worth little elsewhere.
+        return {"max_size": self.max_size}
+
+    def __setstate__(self, state):
+        self.__init__(state["max_size"])
+
+    def clear(self):
+        with self._cond:
+            self._labels.clear()
+            self._blocks.clear()
+            self._size = 0
+            self._cond.notify_all()
+
+    # -- stream blocks
+    def block(self, key, make):
+        """The stream block ``key`` (``make()`` builds it when missing)."""
+        block = self._blocks.get(key)
+        if block is None:
+            block = make()
+            if self.enabled:
+                if len(self._blocks) * STREAM_BLOCK >= 2 * self.max_size:
+                    self._blocks.clear()
+                self._blocks[key] = block
+        return block
+
+    # -- predictions
+    def claim(self, namespace, hashes, owner):
+        """Split hashes into known labels, ones this caller must predict, ones in flight.
+
+        Returns ``(labels, mine, theirs)``: ``labels`` has -1 where unknown; ``mine`` and
+        ``theirs`` are index arrays into ``hashes``. The caller predicts ``mine`` and hands
+        them to :meth:`fill`; ``theirs`` are being predicted by another search and come with
+        :meth:`wait`.
+        """
+        with self._cond:
+            known = self._labels.setdefault(namespace, {})
+            busy = self._inflight.setdefault(namespace, {})
+            labels = np.fromiter((known.get(h, -1) for h in hashes.tolist()), np.int64, len(hashes))
+            unknown = np.flatnonzero(labels < 0)
+            self.hits += len(hashes) - len(unknown)
+            if not self.enabled:
+                return labels, unknown.astype(np.intp), np.zeros(0, dtype=np.intp)
+            mine, theirs = [], []
+            for i in unknown.tolist():
+                h = int(hashes[i])
+                other = busy.get(h)
+                if other is None:
+                    busy[h] = owner
+                    mine.append(i)
+                elif other is owner:
+                    mine.append(i)
+                else:
+                    theirs.append(i)
+            return labels, np.array(mine, dtype=np.intp), np.array(theirs, dtype=np.intp)
+
+    def fill(self, namespace, hashes, labels, owner):
+        """Record predictions (``labels`` None: the prediction failed; release the claims)."""
+        with self._cond:
+            busy = self._inflight.get(namespace, {})
+            known = self._labels.setdefault(namespace, {})
+            for h in hashes.tolist():
+                if busy.get(h) is owner:
+                    del busy[h]
+            if labels is not None and self.enabled:
+                if self._size + len(hashes) > self.max_size:
+                    self._labels.clear()
+                    self._blocks.clear()
+                    self._size = 0
+                    known = self._labels.setdefault(namespace, {})
+                before = len(known)
+                known.update(zip(hashes.tolist(), labels.tolist()))
+                self._size += len(known) - before
+            self._cond.notify_all()
+
+    def wait(self, namespace, hashes):
+        """Labels of hashes another search is predicting, once it has them."""
+        with self._cond:
+            while True:
+                known = self._labels.get(namespace, {})
+                busy = self._inflight.get(namespace, {})
+                out = [known.get(h, -1) for h in hashes.tolist()]
+                missing = [h for h, v in zip(hashes.tolist(), out) if v < 0]
+                if not missing:
+                    return np.array(out, dtype=np.int64)
+                if not any(h in busy for h in missing):
+                    # The owner failed (its error reaches the caller through the model), or
+                    # the cache started over meanwhile: the caller predicts them itself.
+                    return np.array(out, dtype=np.int64)
+                self._cond.wait()
+
+
+class Shared:
+    """What one search needs to read streams and share predictions.
+
+    Parameters
+    ----------
+    cache : SampleCache
+    seed : int
+        The explainer's stream seed (from ``random_state``).
+    namespace : hashable
+        Which predictions are interchangeable: the model's class (classification) or "within
+        tolerance of this target" (regression).
+    merged : bool
+        The search's model calls go through a call-merging model
+        (:func:`skanchors._batching.run_batched`): a search whose samples are all being
+        predicted by others must still take part in the merged call.
+    """
+
+    def __init__(self, cache, seed, namespace, merged=False):
+        self.cache = cache
+        self.seed = int(seed)
+        self.namespace = namespace
+        self.merged = merged
