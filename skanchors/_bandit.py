@@ -94,18 +94,18 @@ def _kl_bound(p, level, upper):
     out = p.copy()
     if work.any():
         pn, ln, qn = p[work], level[work], q[work]
-        for _ in range(_NEWTON_STEPS):
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                f = kl_bernoulli(pn, qn) - ln
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for _ in range(_NEWTON_STEPS):
+                f = rel_entr(pn, qn) + rel_entr(1.0 - pn, 1.0 - qn) - ln
                 slope = (qn - pn) / (qn * (1.0 - qn))
                 new = qn - f / slope
-            new = np.where(np.isfinite(new), new, qn)
-            # Monotone towards p; a step past the root through rounding is clipped back.
-            new = np.clip(new, pn, qn) if upper else np.clip(new, qn, pn)
-            done = np.abs(new - qn) <= 1e-15
-            qn = new
-            if done.all():
-                break
+                new = np.where(np.isfinite(new), new, qn)
+                # Monotone towards p; a step past the root through rounding is clipped back.
+                new = np.clip(new, pn, qn) if upper else np.clip(new, qn, pn)
+                done = np.abs(new - qn) <= 1e-15
+                qn = new
+                if done.all():
+                    break
         out[work] = qn
     return out.reshape(shape)
 
@@ -206,27 +206,33 @@ def _joint_lower(p, n, w, rate, iters=60):
     u = np.clip(0.5 * np.log(spread / (2.0 * rate)), lo, hi)
     best = np.full(m, -np.inf)
     active = np.ones(m, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        best = _joint_lower_loop(p, n, w, rate, u, lo, hi, best, active, iters)
+    # Rounding down to 1e-12 makes the bound independent of last-bit differences between
+    # processes (n_jobs).
+    return np.maximum(np.floor(best * 1e12) / 1e12, 0.0)
+
+
+def _joint_lower_loop(p, n, w, rate, u, lo, hi, best, active, iters):
+    """Newton/bisection iterations of :func:`_joint_lower` (inside one ``np.errstate``)."""
     for _ in range(iters):
         lam = np.exp(u)
         c = w / (lam[:, None] * n)
         root = np.sqrt(np.maximum((1.0 + c) ** 2 - 4.0 * c * p, 0.0))
         # The root lies in (0, p]; clipping removes rounding past p (KL would be inf at 1).
         q = np.minimum(2.0 * p / ((1.0 + c) + root), p)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            h = (n * kl_bernoulli(p, q)).sum(axis=1) - rate
-            g = np.where(np.isfinite(h), (w * q).sum(axis=1) + lam * h, -np.inf)
-            slope = -np.where(root > 0.0, n * c * c * q * (1.0 - q) / root, 0.0).sum(axis=1)
-            best = np.where(active, np.maximum(best, g), best)
-            lo = np.where(active & (h > 0.0), u, lo)
-            hi = np.where(active & ~(h > 0.0), u, hi)
-            active &= ~((np.abs(h) < 1e-8) | (hi - lo < 1e-12))
-            if not active.any():
-                break
-            step = np.where((slope < 0.0) & np.isfinite(h), u - h / slope, np.nan)
+        h = (n * (rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q))).sum(axis=1) - rate
+        g = np.where(np.isfinite(h), (w * q).sum(axis=1) + lam * h, -np.inf)
+        slope = -np.where(root > 0.0, n * c * c * q * (1.0 - q) / root, 0.0).sum(axis=1)
+        best = np.where(active, np.maximum(best, g), best)
+        lo = np.where(active & (h > 0.0), u, lo)
+        hi = np.where(active & ~(h > 0.0), u, hi)
+        active &= ~((np.abs(h) < 1e-8) | (hi - lo < 1e-12))
+        if not active.any():
+            break
+        step = np.where((slope < 0.0) & np.isfinite(h), u - h / slope, np.nan)
         u = np.where(active, np.where((lo < step) & (step < hi), step, 0.5 * (lo + hi)), u)
-    # Rounding down to 1e-12 makes the bound independent of last-bit differences between
-    # processes (n_jobs).
-    return np.maximum(np.floor(best * 1e12) / 1e12, 0.0)
+    return best
 
 
 def _kl_scalar(p, q):

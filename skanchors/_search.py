@@ -337,6 +337,11 @@ class StratifiedArms:
             f = feat[added.pop()]
             groups.append([p for p in cand if feat[p] == f])
         self._groups = groups
+        # The (at most two) predicates of each group, as two columns (repeated if one).
+        self._g0 = np.array([g[0] for g in groups], dtype=np.intp)
+        self._g1 = np.array([g[-1] for g in groups], dtype=np.intp)
+        if any(len(g) > 2 for g in groups):
+            self._g0 = None  # more than two predicates on a feature: the general path
         self.pi = np.asarray(inst.coverage([tuple(g) for g in groups]), dtype=float)
         m = len(self.candidates)
         self._own = np.array([store._id(c) for c in self.candidates], dtype=np.int64)
@@ -362,6 +367,22 @@ class StratifiedArms:
         ids = store.anchor_id[start:stop]
         native = store.native[start:stop]
         correct = store.labels[start:stop] == store.target
+        if self._g0 is not None:
+            # All arms at once: rows x arms matrices.
+            own = ids[:, None] == self._own[None, :]
+            mine = own | (ids[:, None] == self._par[None, :])
+            e = native[:, self._g0] & native[:, self._g1]
+            s1 = mine & e
+            s2 = own & ~e
+            right = correct.astype(np.int64)
+            self.n1 += s1.sum(axis=0)
+            self.pos1 += right @ s1
+            self.n2 += s2.sum(axis=0)
+            self.pos2 += right @ s2
+            changed = mine.any(axis=0)
+            for cached_beta, _ in self._cache.values():
+                cached_beta[changed] = np.nan  # counts changed: bounds are stale
+            return
         for j, group in enumerate(self._groups):
             own = ids == self._own[j]
             mine = own | (ids == self._par[j])
@@ -387,9 +408,11 @@ class StratifiedArms:
         start, stop = self.store.draw([(self.candidates[i], int(n)) for i in indices])
         self._update(start, stop)
 
-    def _strata(self, indices):
-        p1 = np.where(self.n1 > 0, self.pos1 / np.maximum(self.n1, 1), np.nan)[indices]
-        p2 = np.where(self.n2 > 0, self.pos2 / np.maximum(self.n2, 1), np.nan)[indices]
+    def _strata(self, indices, missing=np.nan):
+        """Each stratum's mean (``missing`` where it has no samples)."""
+        n1, n2 = self.n1[indices], self.n2[indices]
+        p1 = np.where(n1 > 0, self.pos1[indices] / np.maximum(n1, 1), missing)
+        p2 = np.where(n2 > 0, self.pos2[indices] / np.maximum(n2, 1), missing)
         return p1, p2
 
     def precision_estimates(self):
@@ -397,7 +420,8 @@ class StratifiedArms:
         # A stratum without samples is guessed from the other one (for ranking only: its
         # bounds stay trivial).
         p1, p2 = np.where(np.isnan(p1), p2, p1), np.where(np.isnan(p2), p1, p2)
-        return np.nan_to_num(self.pi * p1 + (1.0 - self.pi) * p2)
+        mixed = self.pi * p1 + (1.0 - self.pi) * p2
+        return np.where(np.isnan(mixed), 0.0, mixed)
 
     def precision_bounds(self, indices, beta, side="both"):
         """Lower and upper bounds of the given arms (``side``: only one of them, other None).
@@ -419,7 +443,7 @@ class StratifiedArms:
             stale = indices[~(cached_beta[indices] >= beta)]
             if stale.size:
                 stale = np.unique(stale)
-                p1, p2 = (np.nan_to_num(v) for v in self._strata(stale))
+                p1, p2 = self._strata(stale, missing=0.0)
                 pi = self.pi[stale]
                 n1, n2 = self.n1[stale], self.n2[stale]
                 if stale.size <= 8:
