@@ -337,11 +337,12 @@ class StratifiedArms:
             f = feat[added.pop()]
             groups.append([p for p in cand if feat[p] == f])
         self._groups = groups
-        # The (at most two) predicates of each group, as two columns (repeated if one).
-        self._g0 = np.array([g[0] for g in groups], dtype=np.intp)
-        self._g1 = np.array([g[-1] for g in groups], dtype=np.intp)
-        if any(len(g) > 2 for g in groups):
-            self._g0 = None  # more than two predicates on a feature: the general path
+        # The predicates of each group as one row of a matrix (short rows padded by repeating
+        # their last predicate), so that E is computed for every arm at once.
+        width = max((len(g) for g in groups), default=1)
+        self._group_index = np.array(
+            [g + [g[-1]] * (width - len(g)) for g in groups], dtype=np.intp
+        ).reshape(len(groups), width)
         self.pi = np.asarray(inst.coverage([tuple(g) for g in groups]), dtype=float)
         m = len(self.candidates)
         self._own = np.array([store._id(c) for c in self.candidates], dtype=np.int64)
@@ -367,36 +368,19 @@ class StratifiedArms:
         ids = store.anchor_id[start:stop]
         native = store.native[start:stop]
         correct = store.labels[start:stop] == store.target
-        if self._g0 is not None:
-            # All arms at once: rows x arms matrices.
-            own = ids[:, None] == self._own[None, :]
-            mine = own | (ids[:, None] == self._par[None, :])
-            e = native[:, self._g0] & native[:, self._g1]
-            s1 = mine & e
-            s2 = own & ~e
-            right = correct.astype(np.int64)
-            self.n1 += s1.sum(axis=0)
-            self.pos1 += right @ s1
-            self.n2 += s2.sum(axis=0)
-            self.pos2 += right @ s2
-            changed = mine.any(axis=0)
-            for cached_beta, _ in self._cache.values():
-                cached_beta[changed] = np.nan  # counts changed: bounds are stale
-            return
-        for j, group in enumerate(self._groups):
-            own = ids == self._own[j]
-            mine = own | (ids == self._par[j])
-            if not mine.any():
-                continue
-            e = native[:, group[0]] if len(group) == 1 else native[:, group].all(axis=1)
-            s1 = mine & e
-            s2 = own & ~e
-            self.n1[j] += s1.sum()
-            self.pos1[j] += (s1 & correct).sum()
-            self.n2[j] += s2.sum()
-            self.pos2[j] += (s2 & correct).sum()
-            for cached_beta, _ in self._cache.values():
-                cached_beta[j] = np.nan  # counts changed: bounds are stale
+        own = ids[:, None] == self._own[None, :]  # rows x arms
+        mine = own | (ids[:, None] == self._par[None, :])
+        e = native[:, self._group_index].all(axis=2)
+        s1 = mine & e
+        s2 = own & ~e
+        right = correct.astype(np.int64)
+        self.n1 += s1.sum(axis=0)
+        self.pos1 += right @ s1
+        self.n2 += s2.sum(axis=0)
+        self.pos2 += right @ s2
+        changed = mine.any(axis=0)
+        for cached_beta, _ in self._cache.values():
+            cached_beta[changed] = np.nan  # counts changed: bounds are stale
 
     def pull(self, indices, n):
         """Draw ``n`` samples of ``D(z | C)`` for each arm ``C``, in one model call.
