@@ -538,6 +538,14 @@ class KLLUCB:
             order = _ranking(arms)
             top, rest = order[-n_best:], order[:-n_best]
             beta = compute_beta(n_arms, t, delta, self.exploration)
+            if self.pulls == "pair" and hasattr(arms, "extreme_bound"):
+                # Only the extremes matter: arms that can tell them apart compute their bounds.
+                i, ub_max = arms.extreme_bound(rest, beta, "upper")
+                j, lb_min = arms.extreme_bound(top, beta, "lower")
+                if ub_max - lb_min <= epsilon:
+                    break
+                arms.pull(np.array([top[j], rest[i]]), batch_size)
+                continue
             ub = arm_bounds(arms, rest, beta, side="upper")[1]
             lb = arm_bounds(arms, top, beta, side="lower")[0]
             challenger, weakest = rest[np.argmax(ub)], top[np.argmin(lb)]

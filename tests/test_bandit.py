@@ -305,3 +305,131 @@ def test_scalar_stratified_bound_equals_the_vectorised_one():
         args = (p[0], n[0], p[1], n[1], pi, beta)
         assert stratified_bound_scalar(*args, True) == pytest.approx(lb[0], abs=1e-9)
         assert stratified_bound_scalar(*args, False) == pytest.approx(ub[0], abs=1e-9)
+
+
+# ------------------------------------------------------- pruned extremes of the bounds
+class _StratCoins:
+    """Stratified arms with known stratum means (the bandit's view of tabular candidates)."""
+
+    def __new__(cls, means1, means2, pi, seed):
+        from skanchors._search import StratifiedArms
+
+        arms = StratifiedArms.__new__(StratifiedArms)
+        m = len(pi)
+        arms.pi = np.asarray(pi, dtype=float)
+        arms.n1, arms.pos1, arms.n2, arms.pos2 = (np.zeros(m) for _ in range(4))
+        arms._cache = {name: (np.full(m, np.nan), np.zeros(m)) for name in ("lower", "upper")}
+        rng = np.random.default_rng(seed)
+
+        def pull(idx, n):
+            for i in np.atleast_1d(idx):
+                k1 = rng.binomial(n, arms.pi[i])
+                arms.n1[i] += k1
+                arms.pos1[i] += rng.binomial(k1, means1[i])
+                arms.n2[i] += n - k1
+                arms.pos2[i] += rng.binomial(n - k1, means2[i])
+                for cached_beta, _ in arms._cache.values():
+                    cached_beta[i] = np.nan
+
+        arms.pull = pull
+        return arms
+
+
+class _Hidden:
+    """The same arms without ``extreme_bound``: every bound is computed."""
+
+    def __init__(self, arms):
+        self.arms = arms
+
+    n_samples = property(lambda self: self.arms.n_samples)
+    n_positives = property(lambda self: self.arms.n_positives)
+
+    def pull(self, idx, n):
+        self.arms.pull(idx, n)
+
+    def precision_estimates(self):
+        return self.arms.precision_estimates()
+
+    def precision_bounds(self, indices, beta, side="both"):
+        return self.arms.precision_bounds(indices, beta, side=side)
+
+
+def test_bound_region_scales_about_the_estimate():
+    """The claim the pruning rests on: at a larger rate the bound moves at most
+    ``(s - 1)`` times its distance from the estimate, ``s`` the ratio of the rates."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        p = rng.uniform(size=(1, 2))
+        n = rng.integers(0, 300, size=(1, 2)).astype(float)
+        pi = rng.uniform()
+        w = np.array([[pi, 1 - pi]])
+        b0 = rng.uniform(0.5, 5)
+        b1 = b0 * rng.uniform(1.0, 3.0)
+        s = max(b1 / b0, _two_term_rate(b1) / _two_term_rate(b0))
+        lb0, ub0 = stratified_kl_bounds(p, n, w, b0)
+        lb1, ub1 = stratified_kl_bounds(p, n, w, b1)
+        p_fill = p.copy()
+        if n[0, 0] == 0:
+            p_fill[0, 0] = p[0, 1]
+        if n[0, 1] == 0:
+            p_fill[0, 1] = p_fill[0, 0]
+        c = float((w * p_fill).sum()) if n.any() else 0.0
+        assert ub1[0] <= c + s * (ub0[0] - c) + 1e-9
+        assert lb1[0] >= c - s * (c - lb0[0]) - 1e-9
+        assert ub1[0] >= ub0[0] - 1e-12 and lb1[0] <= lb0[0] + 1e-12
+
+
+@pytest.mark.parametrize("side", ["upper", "lower"])
+def test_extreme_bound_equals_the_full_argmax_and_computes_fewer(side):
+    rng = np.random.default_rng(0)
+    m = 14
+    means1 = rng.uniform(0.3, 1.0, size=m)
+    means2 = rng.uniform(0.3, 1.0, size=m)
+    means1[5], means2[5] = means1[2], means2[2]  # a tie in distribution
+    pi = rng.uniform(0.05, 0.95, size=m)
+    pi[7] = 0.0  # one informative stratum at most
+    fast = _StratCoins(means1, means2, pi, 0)
+    full = _StratCoins(means1, means2, pi, 0)
+    computed = []
+    original = type(fast)._compute
+
+    def counting(self, stale, at, name):
+        if self is fast:
+            computed.append(len(stale))
+        return original(self, stale, at, name)
+
+    type(fast)._compute = counting
+    try:
+        idx = np.arange(m)
+        fast.pull(idx, 30)
+        full.pull(idx, 30)
+        n_full = 0
+        for t in range(1, 40):
+            beta = compute_beta(m, t, 0.1, "light")
+            pos, value = fast.extreme_bound(idx, beta, side)
+            bounds = full.precision_bounds(idx, beta, side=side)[0 if side == "lower" else 1]
+            n_full += m
+            want = int(np.argmax(bounds) if side == "upper" else np.argmin(bounds))
+            assert pos == want
+            assert value == pytest.approx(bounds[want], abs=1e-9)
+            pick = rng.choice(m, size=2, replace=False)
+            fast.pull(pick, 20)
+            full.pull(pick, 20)
+    finally:
+        type(fast)._compute = original
+    assert sum(computed) < 0.5 * n_full
+
+
+def test_klucb_selects_the_same_with_and_without_pruning():
+    rng = np.random.default_rng(4)
+    for seed in range(8):
+        m = 10
+        means1 = rng.uniform(0.5, 1.0, size=m)
+        means2 = rng.uniform(0.5, 1.0, size=m)
+        pi = rng.uniform(0.1, 0.9, size=m)
+        fast = _StratCoins(means1, means2, pi, seed)
+        full = _StratCoins(means1, means2, pi, seed)
+        a = KLLUCB().select(fast, 2, epsilon=0.1, delta=0.1, batch_size=20)
+        b = KLLUCB().select(_Hidden(full), 2, epsilon=0.1, delta=0.1, batch_size=20)
+        assert a.tolist() == b.tolist()
+        np.testing.assert_array_equal(fast.n_samples, full.n_samples)
