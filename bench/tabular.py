@@ -622,6 +622,7 @@ def summarise(per_row):
         "median_seconds": float(np.median(sec)),
         "mean_seconds": float(np.mean(sec)),
         "model_seconds": float(np.mean([r["model_seconds"] for r in per_row])),
+        "median_model_seconds": float(np.median([r["model_seconds"] for r in per_row])),
         "calls_per_expl": float(np.mean([r["calls"] for r in per_row])),
         "rows_per_expl": float(np.mean([r["rows"] for r in per_row])),
         "mean_length": float(np.mean([r["length"] for r in per_row])),
@@ -825,6 +826,14 @@ def target_lines(results):
                 f" (pooled {_fmt(r.get('heldout_precision_pooled'), '.3f')} vs "
                 f"{_fmt(fastest.get('heldout_precision_pooled'), '.3f')})"
             )
+            if r.get("median_model_seconds"):
+                # The model's share alone: what the calls and rows this package asks for cost
+                # even if everything else it does took no time.
+                line += (
+                    f"; its model time alone is {r['median_model_seconds']:.3g} s by median, "
+                    f"so with zero overhead of its own it would be "
+                    f"{fastest['median_seconds'] / r['median_model_seconds']:.1f}x faster"
+                )
             if "batch_seconds" in r:
                 per_row = r["batch_seconds"] / r["rows_requested"]
                 line += (
