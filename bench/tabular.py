@@ -442,6 +442,12 @@ def make_skanchors(data, model, beam_size, **options):
     return explain, fit_time
 
 
+def _ambiguous():
+    from skanchors import KLLUCB
+
+    return KLLUCB(pulls="ambiguous")
+
+
 # --------------------------------------------------------------------------------------------
 # running one cell (data set x model x package configuration)
 
@@ -480,6 +486,8 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
         "skanchors": make_skanchors,
         # Every explanation starts with an empty prediction cache: what one row costs alone.
         "skanchors-nocache": lambda d, m, b: make_skanchors(d, m, b, cache_size=0),
+        # KL-LUCB sampling every undecided candidate each round: fewer calls, more rows.
+        "skanchors-ambiguous": lambda d, m, b: make_skanchors(d, m, b, bandit=_ambiguous()),
     }
     X_test = data["X_test"]
     model.reset()
@@ -719,6 +727,8 @@ def label(res):
     b = res["beam_size"]
     if res["package"] == "skanchors-nocache":
         return f"skanchors (beam {b}, cache_size=0)"
+    if res["package"] == "skanchors-ambiguous":
+        return f"skanchors (beam {b}, pulls=ambiguous)"
     if res["package"] == "anchor-exp" and b is not None:
         return f"anchor-exp (beam {b}, search called directly)"
     return f"{res['package']} (beam {'default' if b is None else b})"
@@ -985,8 +995,14 @@ def configurations(only):
         # beam 2 needs the search called directly.
         out += [("anchor-exp", None), ("anchor-exp", 2)]
     if "skanchors" in only:
-        # skanchors' default beam_size is 2; beam 1 again without the prediction cache.
-        out += [("skanchors", 1), ("skanchors", 2), ("skanchors-nocache", 1)]
+        # skanchors' default beam_size is 2; beam 1 again without the prediction cache, and
+        # with KLLUCB(pulls="ambiguous").
+        out += [
+            ("skanchors", 1),
+            ("skanchors", 2),
+            ("skanchors-nocache", 1),
+            ("skanchors-ambiguous", 1),
+        ]
     return out
 
 
