@@ -357,6 +357,13 @@ class StratifiedArms:
         self.n2, self.pos2 = np.zeros(m), np.zeros(m)
         # side -> (beta each arm's cached bound was computed at, NaN: stale; the bounds)
         self._cache = {name: (np.full(m, np.nan), np.zeros(m)) for name in ("lower", "upper")}
+        # Which arm a sample drawn for anchor id i belongs to (-1: none), and the arms of each
+        # parent: a sample serves its own arm (either stratum) and its parent's children.
+        self._own_arm = np.full(int(self._own.max(initial=-1)) + 1, -1, dtype=np.intp)
+        self._own_arm[self._own] = np.arange(m)
+        self._children = {
+            int(pid): np.flatnonzero(self._par == pid) for pid in np.unique(self._par).tolist()
+        }
         self._update(0, store.size)
 
     @property
@@ -368,23 +375,43 @@ class StratifiedArms:
         return self.pos1 + self.pos2
 
     def _update(self, start, stop):
+        """Add samples ``start:stop`` of the store to the stratum counts.
+
+        Work grows with the samples of each arm and the parent samples times the parent's
+        children, not with every sample times every arm (a table with 60 features has about
+        60 arms a round).
+        """
         if stop <= start:
             return
         store = self.store
+        m = len(self.candidates)
+        if not m:
+            return
         ids = store.anchor_id[start:stop]
-        native = store.native[start:stop]
-        correct = store.labels[start:stop] == store.target
-        own = ids[:, None] == self._own[None, :]  # rows x arms
-        mine = own | (ids[:, None] == self._par[None, :])
-        e = native[:, self._group_index].all(axis=2)
-        s1 = mine & e
-        s2 = own & ~e
-        right = correct.astype(np.int64)
-        self.n1 += s1.sum(axis=0)
-        self.pos1 += right @ s1
-        self.n2 += s2.sum(axis=0)
-        self.pos2 += right @ s2
-        changed = mine.any(axis=0)
+        changed = np.zeros(m, dtype=bool)
+        # Samples drawn for an arm itself: stratum 1 where E holds, else stratum 2.
+        lookup = self._own_arm
+        arm = np.where(ids < len(lookup), lookup[np.minimum(ids, len(lookup) - 1)], -1)
+        rows = np.flatnonzero(arm >= 0)
+        if rows.size:
+            arm = arm[rows]
+            e = store.native[start + rows[:, None], self._group_index[arm]].all(axis=1)
+            right = store.labels[start + rows] == store.target
+            self.n1 += np.bincount(arm[e], minlength=m)
+            self.pos1 += np.bincount(arm[e & right], minlength=m)
+            self.n2 += np.bincount(arm[~e], minlength=m)
+            self.pos2 += np.bincount(arm[~e & right], minlength=m)
+            changed[arm] = True
+        # Samples drawn for a parent: stratum 1 of each child whose group they satisfy.
+        for pid, children in self._children.items():
+            rows = start + np.flatnonzero(ids == pid)
+            if not rows.size:
+                continue
+            e = store.native[rows][:, self._group_index[children]].all(axis=2)
+            right = (store.labels[rows] == store.target).astype(float)
+            self.n1[children] += e.sum(axis=0)
+            self.pos1[children] += right @ e  # float64: exact integer counts
+            changed[children] = True
         for cached_beta, _ in self._cache.values():
             cached_beta[changed] = np.nan  # counts changed: bounds are stale
 

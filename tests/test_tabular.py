@@ -744,3 +744,45 @@ def test_stratified_reuse_of_parent_samples_is_unbiased(adult_model):
     assert np.mean(errors) < 0.01
     assert max(errors) < 0.03
     assert max(naive_errors) > 0.04  # the bias the stratification removes
+
+
+def test_stratified_counts_match_their_definition(adult_model):
+    """Stratum counts, built once and then updated pull by pull, against a direct count.
+
+    Arms of mixed sizes (one arm's candidate is another's parent, as in the search's
+    fallback pool) and samples of unrelated anchors in the store.
+    """
+    from skanchors._search import SampleStore, StratifiedArms
+
+    model, X_train, X_test = adult_model
+    explainer = AnchorExplainer(model, random_state=0).fit(X_train)
+    instance = explainer.sampler_.instance(X_test.iloc[[3]])
+    cls = model.predict(X_test.iloc[[3]])[0]
+    feat = np.asarray(instance.predicate_features)
+    p = [q for q in range(instance.n_predicates)]
+    first = next(q for q in p[1:] if feat[q] != feat[0])
+    third = next(q for q in p[1:] if feat[q] not in (feat[0], feat[first]))
+    candidates = [(0, first), (0, third), tuple(sorted((0, first, third)))]
+    parents = [(0,), (0,), (0, first)]
+    store = SampleStore(
+        instance,
+        lambda frame: (model.predict(frame) == cls).astype(int),
+        1,
+        np.random.default_rng(0),
+    )
+    store.draw([((0,), 300), ((first,), 200), ((0, first), 150)])
+    arms = StratifiedArms(store, candidates, parents)
+    arms.pull([0, 2], 120)
+    arms.pull([1], 90)
+    ids = store.anchor_id[: store.size]
+    native = store.native[: store.size]
+    right = store.correct
+    for j, (cand, parent) in enumerate(zip(candidates, parents)):
+        (added,) = set(cand) - set(parent)
+        group = [q for q in cand if feat[q] == feat[added]]
+        e = native[:, group].all(axis=1)
+        own, par = ids == store._id(cand), ids == store._id(parent)
+        s1, s2 = (own | par) & e, own & ~e
+        assert arms.n1[j] == s1.sum() and arms.pos1[j] == (s1 & right).sum()
+        assert arms.n2[j] == s2.sum() and arms.pos2[j] == (s2 & right).sum()
+    assert arms.n_samples.min() > 0
