@@ -112,7 +112,7 @@ def model_for(name):
 
 
 def one_pass(module, est, data, rows_idx, beam_size):
-    """(cold CPU s, warm CPU s, rows predicted per explanation, anchors) of one fresh fit."""
+    """(cold CPU s, warm CPU s, rows and model calls per explanation, anchors) of one fit."""
     explainer = module.AnchorExplainer(
         est.predict_proba,
         threshold=tabular.THRESHOLD,
@@ -124,18 +124,20 @@ def one_pass(module, est, data, rows_idx, beam_size):
         random_state=SEED,
     ).fit(data["X_train"])
     X = data["X_test"]
-    anchors, rows = [], 0
+    anchors, rows, calls = [], 0, 0
     t0 = time.process_time()
     for i in rows_idx:
         anchor = explainer.explain(X[i : i + 1])[0]
         anchors.append(str(anchor))
         rows += anchor.n_rows_predicted
+        calls += anchor.n_model_calls
     cold = time.process_time() - t0
     t0 = time.process_time()
     for i in rows_idx:
         explainer.explain(X[i : i + 1])
     warm = time.process_time() - t0
-    return cold, warm, rows / len(rows_idx), anchors
+    n = len(rows_idx)
+    return cold, warm, rows / n, calls / n, anchors
 
 
 def run(args):
@@ -154,14 +156,15 @@ def run(args):
             cold = [[], []]
             warm = [[], []]
             rows = [None, None]
+            calls = [None, None]
             anchors = [None, None]
             for rep in range(args.reps):
                 order = (0, 1) if rep % 2 == 0 else (1, 0)
                 for k in order:
-                    c, w, r, a = one_pass(modules[k], est, data, rows_idx, args.beam_size)
+                    c, w, r, n, a = one_pass(modules[k], est, data, rows_idx, args.beam_size)
                     cold[k].append(c)
                     warm[k].append(w)
-                    rows[k], anchors[k] = r, a
+                    rows[k], calls[k], anchors[k] = r, n, a
             res = {
                 "cell": cell,
                 "cold": [min(c) for c in cold],
@@ -169,6 +172,7 @@ def run(args):
                 "cold_all": cold,
                 "warm_all": warm,
                 "rows_per_expl": rows,
+                "calls_per_expl": calls,
                 "same_anchors": anchors[0] == anchors[1],
                 "anchors_hash": [
                     hashlib.sha1("\n".join(a).encode()).hexdigest()[:10] for a in anchors
@@ -179,7 +183,8 @@ def run(args):
                 f"{cell:11s} cold {res['cold'][0]:.3f} -> {res['cold'][1]:.3f} s "
                 f"({res['cold'][1] / res['cold'][0]:.2f}x), warm {res['warm'][0]:.3f} -> "
                 f"{res['warm'][1]:.3f} s ({res['warm'][1] / res['warm'][0]:.2f}x), rows/expl "
-                f"{rows[0]:.0f} -> {rows[1]:.0f}, same anchors: {res['same_anchors']}",
+                f"{rows[0]:.0f} -> {rows[1]:.0f}, calls/expl {calls[0]:.1f} -> {calls[1]:.1f}, "
+                f"same anchors: {res['same_anchors']}",
                 flush=True,
             )
     finally:
@@ -201,15 +206,16 @@ def report(labels, results, args, started):
         "cache (skanchors' own work only). *Ratio* = new / base (below 1: faster).",
         "",
         "| cell | cold base s | cold new s | ratio | warm base s | warm new s | ratio "
-        "| rows/expl base | rows/expl new | same anchors |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| rows/expl base | rows/expl new | calls/expl base | calls/expl new | same anchors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r['cell']} | {r['cold'][0]:.3f} | {r['cold'][1]:.3f} | "
             f"{r['cold'][1] / r['cold'][0]:.2f} | {r['warm'][0]:.3f} | {r['warm'][1]:.3f} | "
             f"{r['warm'][1] / r['warm'][0]:.2f} | {r['rows_per_expl'][0]:.0f} | "
-            f"{r['rows_per_expl'][1]:.0f} | {'yes' if r['same_anchors'] else 'no'} |"
+            f"{r['rows_per_expl'][1]:.0f} | {r['calls_per_expl'][0]:.1f} | "
+            f"{r['calls_per_expl'][1]:.1f} | {'yes' if r['same_anchors'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -451,8 +451,8 @@ class KLLUCB:
     """KL-LUCB: the ``n_best`` arms with the highest precision, up to a tolerance.
 
     Each round computes KL confidence bounds of all arms, finds the weakest arm of the current
-    top set (lowest lower bound) and the strongest arm outside it (highest upper bound), and
-    samples both *in one model call*, until the two bounds overlap by at most ``epsilon``.
+    top set (lowest lower bound) and the strongest arms outside it (highest upper bounds), and
+    samples them *in one model call*, until the bounds overlap by at most ``epsilon``.
 
     Parameters
     ----------
@@ -461,6 +461,17 @@ class KLLUCB:
         top set and the strongest challenger: fewest samples); ``"ambiguous"`` samples every
         arm whose bound still crosses the boundary by more than ``epsilon`` (on Adult, half the
         model calls for 1.7 times the samples: better for models with a high cost per call).
+    challengers : int, default=2
+        With ``pulls="pair"``, how many of the strongest arms outside the top set are sampled
+        each round with its weakest arm (those whose upper bound still exceeds that arm's lower
+        bound by more than ``epsilon``). 1 is KL-LUCB as published. On the benchmark's two sets
+        of 20 Adult and Titanic rows (random forest and gradient boosting), 2 made 17-31 %
+        fewer model calls than 1 for -6 to +7 % rows predicted, and held-out precision within
+        noise (mean over anchors -0.015 to +0.032, pooled -0.012 to +0.008);
+        on a synthetic 60-feature table (60 candidates a round), 31 % fewer calls for 6 % more
+        rows. The rounds are fewer, so the round-dependent exploration rate grows more slowly;
+        the confidence bounds still hold for every arm and round, as the proof's union bound
+        is over rounds and arms, not over how many arms a round samples.
     warm_start : bool, default=True
         Give every arm without samples ``batch_size`` of them in one model call before the
         first round. ``False`` draws a single sample per arm as the authors' code does, which
@@ -493,9 +504,20 @@ class KLLUCB:
     [2]
     """
 
-    def __init__(self, *, pulls="pair", warm_start=True, exploration="light", max_rounds=10_000):
+    def __init__(
+        self,
+        *,
+        pulls="pair",
+        challengers=2,
+        warm_start=True,
+        exploration="light",
+        max_rounds=10_000,
+    ):
         if pulls not in ("pair", "ambiguous"):
             raise ValueError(f"pulls must be 'pair' or 'ambiguous', got {pulls!r}.")
+        if not isinstance(challengers, Integral) or challengers < 1:
+            raise ValueError(f"challengers must be a positive integer, got {challengers!r}.")
+        self.challengers = int(challengers)
         if exploration not in ("light", "theory"):
             raise ValueError(f"exploration must be 'light' or 'theory', got {exploration!r}.")
         self.pulls = pulls
@@ -505,7 +527,8 @@ class KLLUCB:
 
     def __repr__(self):
         return (
-            f"KLLUCB(pulls={self.pulls!r}, warm_start={self.warm_start}, "
+            f"KLLUCB(pulls={self.pulls!r}, challengers={self.challengers}, "
+            f"warm_start={self.warm_start}, "
             f"exploration={self.exploration!r}, max_rounds={self.max_rounds})"
         )
 
@@ -538,21 +561,26 @@ class KLLUCB:
             order = _ranking(arms)
             top, rest = order[-n_best:], order[:-n_best]
             beta = compute_beta(n_arms, t, delta, self.exploration)
+            k = min(self.challengers, len(rest))
             if self.pulls == "pair" and hasattr(arms, "extreme_bound"):
                 # Only the extremes matter: arms that can tell them apart compute their bounds.
-                i, ub_max = arms.extreme_bound(rest, beta, "upper")
+                i, ub_top = arms.extreme_bound(rest, beta, "upper", k=k)
                 j, lb_min = arms.extreme_bound(top, beta, "lower")
-                if ub_max - lb_min <= epsilon:
+                lb_min = lb_min[0]
+                if ub_top[0] - lb_min <= epsilon:
                     break
-                arms.pull(np.array([top[j], rest[i]]), batch_size)
+                strong = rest[i[ub_top - lb_min > epsilon]]
+                arms.pull(np.concatenate([top[j], strong]), batch_size)
                 continue
             ub = arm_bounds(arms, rest, beta, side="upper")[1]
             lb = arm_bounds(arms, top, beta, side="lower")[0]
-            challenger, weakest = rest[np.argmax(ub)], top[np.argmin(lb)]
+            weakest = top[np.argmin(lb)]
             if ub.max() - lb.min() <= epsilon:
                 break
             if self.pulls == "pair":
-                arms.pull(np.array([weakest, challenger]), batch_size)
+                strongest = np.argsort(-ub, kind="stable")[:k]
+                strong = rest[strongest[ub[strongest] - lb.min() > epsilon]]
+                arms.pull(np.concatenate([[weakest], strong]), batch_size)
             else:
                 ambiguous = np.concatenate(
                     [rest[ub - lb.min() > epsilon], top[ub.max() - lb > epsilon]]

@@ -463,17 +463,18 @@ class StratifiedArms:
             out.append(values[indices].copy())
         return tuple(out)
 
-    def extreme_bound(self, indices, beta, side):
-        """``(position, value)`` of the highest upper (``side="upper"``) or lowest lower bound.
+    def extreme_bound(self, indices, beta, side, k=1):
+        """``(positions, values)`` of the ``k`` highest upper (``side="upper"``) or lowest lower
+        bounds, the most extreme first.
 
-        The same answer as ``precision_bounds`` followed by argmax / argmin (first position
-        on ties), computing only the arms that can still be the extreme. An arm whose counts
-        did not change since its bound was computed at rate ``b`` cannot move far at a rate
-        ``b' > b``: the confidence region at ``b'`` lies inside the one at ``b`` scaled by
+        The same answer as ``precision_bounds`` followed by a stable sort (first positions on
+        ties), computing only the arms that can still be among the ``k`` extremes. An arm whose
+        counts did not change since its bound was computed at rate ``b`` cannot move far at a
+        rate ``b' > b``: the confidence region at ``b'`` lies inside the one at ``b`` scaled by
         ``s = rate(b') / rate(b)`` about the estimate ``c`` (the KL constraint is convex and
         zero there), so the new upper bound is at most ``c + s (u - c)`` and the new lower
-        bound at least ``c - s (c - l)``. Arms that cannot reach the best exact value are
-        skipped: KL-LUCB asks this every round at a slightly larger rate, and most of its
+        bound at least ``c - s (c - l)``. Arms that cannot reach the ``k``-th best exact value
+        are skipped: KL-LUCB asks this every round at a slightly larger rate, and most of its
         arms are far from the boundary.
         """
         indices = np.asarray(indices, dtype=np.intp)
@@ -496,23 +497,27 @@ class StratifiedArms:
             old_at = cb[movable]
             s = np.maximum(at / old_at, _two_term_rate_array(at) / _two_term_rate_array(old_at))
             optimistic = sign * (c + s * (old - c))
-            best = (sign * values[indices[exact]]).max() if exact.any() else -np.inf
             order = np.argsort(-optimistic, kind="stable")
             todo = indices[movable][order]
             optimistic = optimistic[order]
-            if not exact.any():
-                # Nothing exact yet: compute the most promising arm first.
-                self._compute(todo[:1], at, side)
-                best = sign * values[todo[0]]
-                todo, optimistic = todo[1:], optimistic[1:]
-            # Arms that might reach the best (margin: the solvers' tolerance) get computed.
-            reach = todo[optimistic >= best - _PRUNE_MARGIN]
+            known = sign * values[indices[exact]]
+            if known.size < k:
+                # Too few exact bounds: compute the most promising arms first.
+                first = todo[: k - known.size]
+                self._compute(np.unique(first), at, side)
+                known = np.concatenate([known, sign * values[first]])
+                todo, optimistic = todo[len(first) :], optimistic[len(first) :]
+            # The k-th best exact bound: arms that might reach it (margin: the solvers'
+            # tolerance) get computed.
+            kth = np.sort(known)[-k] if known.size >= k else -np.inf
+            reach = todo[optimistic >= kth - _PRUNE_MARGIN]
             if reach.size:
                 self._compute(np.unique(reach), at, side)
-        # Skipped arms are below the best by more than the margin (exact or not).
+        # Skipped arms are below the k-th best by more than the margin (exact or not).
         score = np.where(cached_beta[indices] >= beta, sign * values[indices], -np.inf)
-        pos = int(np.argmax(score))
-        return pos, float(values[indices[pos]])
+        pos = np.argsort(-score, kind="stable")[:k]
+        pos = pos[np.isfinite(score[pos])]
+        return pos, values[indices[pos]].copy()
 
     def _compute(self, stale, at, name):
         """Bounds of arms ``stale`` (unique indices) on side ``name`` at rate ``at``, cached."""

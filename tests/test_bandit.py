@@ -406,12 +406,14 @@ def test_extreme_bound_equals_the_full_argmax_and_computes_fewer(side):
         n_full = 0
         for t in range(1, 40):
             beta = compute_beta(m, t, 0.1, "light")
-            pos, value = fast.extreme_bound(idx, beta, side)
+            k = 1 + t % 3
+            pos, value = fast.extreme_bound(idx, beta, side, k=k)
             bounds = full.precision_bounds(idx, beta, side=side)[0 if side == "lower" else 1]
             n_full += m
-            want = int(np.argmax(bounds) if side == "upper" else np.argmin(bounds))
-            assert pos == want
-            assert value == pytest.approx(bounds[want], abs=1e-9)
+            sign = 1.0 if side == "upper" else -1.0
+            want = np.argsort(-sign * bounds, kind="stable")[:k]
+            np.testing.assert_array_equal(pos, want)
+            np.testing.assert_allclose(value, bounds[want], atol=1e-9)
             pick = rng.choice(m, size=2, replace=False)
             fast.pull(pick, 20)
             full.pull(pick, 20)
@@ -427,9 +429,27 @@ def test_klucb_selects_the_same_with_and_without_pruning():
         means1 = rng.uniform(0.5, 1.0, size=m)
         means2 = rng.uniform(0.5, 1.0, size=m)
         pi = rng.uniform(0.1, 0.9, size=m)
-        fast = _StratCoins(means1, means2, pi, seed)
-        full = _StratCoins(means1, means2, pi, seed)
-        a = KLLUCB().select(fast, 2, epsilon=0.1, delta=0.1, batch_size=20)
-        b = KLLUCB().select(_Hidden(full), 2, epsilon=0.1, delta=0.1, batch_size=20)
-        assert a.tolist() == b.tolist()
-        np.testing.assert_array_equal(fast.n_samples, full.n_samples)
+        for challengers in (1, 3):
+            fast = _StratCoins(means1, means2, pi, seed)
+            full = _StratCoins(means1, means2, pi, seed)
+            bandit = KLLUCB(challengers=challengers)
+            a = bandit.select(fast, 2, epsilon=0.1, delta=0.1, batch_size=20)
+            b = bandit.select(_Hidden(full), 2, epsilon=0.1, delta=0.1, batch_size=20)
+            assert a.tolist() == b.tolist()
+            np.testing.assert_array_equal(fast.n_samples, full.n_samples)
+
+
+def test_klucb_more_challengers_fewer_rounds_same_answer():
+    """Sampling the three strongest challengers a round finds the same top arms in fewer
+    model calls (rounds) on many close arms."""
+    means = [0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.82, 0.84, 0.86, 0.93, 0.95]
+    calls = {1: 0, 3: 0}
+    for seed in range(10):
+        for k in calls:
+            coins = Coins(means, seed)
+            chosen = KLLUCB(challengers=k).select(coins, 2, epsilon=0.05, delta=0.1, batch_size=20)
+            assert sorted(chosen.tolist()) == [9, 10]
+            calls[k] += coins.calls
+    assert calls[3] < 0.8 * calls[1]
+    with pytest.raises(ValueError, match="challengers"):
+        KLLUCB(challengers=0)

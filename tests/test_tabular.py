@@ -334,7 +334,7 @@ def test_threshold_changes_the_anchor(data):
 
 def test_delta_changes_sampling(data):
     x = row(0.8, "blue", x1=0.8)
-    loose, strict = _graded(data, x, delta=0.5), _graded(data, x, delta=0.01)
+    loose, strict = _graded(data, x, delta=0.5), _graded(data, x, delta=0.001)
     assert loose.n_rows_predicted < strict.n_rows_predicted
 
 
