@@ -74,7 +74,8 @@ class AnchorExplainer(BaseExplainer):
         and minority rows overly long ones). Coverage is then reported both under the balanced
         distribution (``coverage_perturbation``) and on the unbalanced data (``coverage``).
     bandit : {"kl-lucb", "batch-sar"} or bandit object, default="kl-lucb"
-        Best-arm identification: KL-LUCB (two candidates per model call, fewest rows) or
+        Best-arm identification: KL-LUCB (the weakest chosen candidate and up to two
+        challengers per model call, fewest rows; :class:`KLLUCB` for its options) or
         BatchSAR (every surviving candidate in one model call, for slow models).
     mode : {"auto", "classification", "regression"}, default="auto"
         What is held in place. Classification: the predicted class (``precision`` is the share
