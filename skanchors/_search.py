@@ -543,7 +543,7 @@ class StratifiedArms:
         cached_beta[stale] = at
 
 
-# Pruning in StratifiedArms.extreme_bound keeps every arm within this distance of the best
+# Pruning in StratifiedArms.extreme_bound keeps every arm within this distance of the k-th best
 # exact bound (the bound solvers stop within about 1e-8 of the exact value).
 _PRUNE_MARGIN = 1e-6
 
