@@ -11,6 +11,7 @@ alone, so the anchors do not change; only the number of model calls does.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 
@@ -30,6 +31,9 @@ class _MergedModel:
         self._running = n_running
         self._cond = threading.Condition()
         self._pending = []  # one [method name, X, result, error, done] per waiting search
+        # Only the holder of the token runs search code; the others sleep on the lock rather
+        # than compete for the GIL, which they would take at every numpy call that releases it.
+        self._token = threading.Lock()
 
     def predict_index(self, X):
         return self._ask("predict_index", X)
@@ -37,17 +41,32 @@ class _MergedModel:
     def predict(self, X):
         return self._ask("predict", X)
 
+    def enter(self):
+        """A thread starts running searches: wait for its turn."""
+        self._token.acquire()
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Give up the turn while blocking on something another search will provide."""
+        self._token.release()
+        try:
+            yield
+        finally:
+            self._token.acquire()
+
     def leave(self):
-        """A search finished (or failed): stop waiting for it."""
+        """A thread has no search left (or failed): stop waiting for it, pass the turn."""
         with self._cond:
             self._running -= 1
             self._flush_if_all_waiting()
+        self._token.release()
 
     def _ask(self, method, X):
         request = [method, X, None, None, False]
         with self._cond:
             self._pending.append(request)
             self._flush_if_all_waiting()
+        with self.paused(), self._cond:
             while not request[4]:
                 self._cond.wait()
         if request[3] is not None:
@@ -98,6 +117,7 @@ def run_batched(task, explain_one, n_rows, max_threads=64):
     lock = threading.Lock()
 
     def worker():
+        merged.enter()
         try:
             while not errors:
                 with lock:

@@ -160,13 +160,14 @@ class Shared:
     namespace : hashable
         Which predictions are interchangeable: the model's class (classification) or "within
         tolerance of this target" (regression).
-    merged : bool
-        The search's model calls go through a call-merging model
-        (:func:`skanchors._batching.run_batched`): a search whose samples are all being
-        predicted by others must still take part in the merged call.
+    merged : skanchors._batching._MergedModel or None
+        The call-merging model the search's model calls go through
+        (:func:`skanchors._batching.run_batched`), if any: a search whose samples are all
+        being predicted by others must still take part in the merged call, and gives up its
+        turn while it waits for them.
     """
 
-    def __init__(self, cache, seed, namespace, merged=False):
+    def __init__(self, cache, seed, namespace, merged=None):
         self.cache = cache
         self.seed = int(seed)
         self.namespace = namespace

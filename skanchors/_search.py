@@ -244,7 +244,11 @@ class SampleStore:
             labels[mine] = predicted
             cache.fill(space, hashes[mine], predicted, self)
         if theirs.size:
-            labels[theirs] = cache.wait(space, hashes[theirs])
+            if shared.merged:  # the searches predicting them need the turn to store them
+                with shared.merged.paused():
+                    labels[theirs] = cache.wait(space, hashes[theirs])
+            else:
+                labels[theirs] = cache.wait(space, hashes[theirs])
             lost = theirs[labels[theirs] < 0]
             if lost.size:  # their search failed, or the cache started over
                 labels[lost] = self._call(keys[lost])

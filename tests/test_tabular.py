@@ -507,6 +507,29 @@ def test_rows_explained_together_share_model_calls_of_a_slow_model(data, slow):
         assert model.calls - 2 < sum(searches)
 
 
+def test_rows_explained_together_wait_for_each_others_predictions(data):
+    """Rows in the same bins read the same streams: explained together, a search waits for
+    predictions another search is making. It must give up its turn meanwhile (a hang here)."""
+    import threading
+
+    X = pd.concat([row(0.9, "red"), row(0.91, "red"), row(0.9, "red"), row(0.92, "red")] * 2)
+    model = SlowPlantedModel()  # slow: the rows' searches share calls
+    explainer = AnchorExplainer(model, random_state=0).fit(data)
+    alone = [_content(explainer.explain(X.iloc[[i]])[0]) for i in range(len(X))]
+    for _ in range(3):  # the searches' order of turns varies from run to run
+        explainer.fit(data)  # an empty prediction cache
+        out = []
+        worker = threading.Thread(
+            target=lambda out=out: out.append(explainer.explain(X)), daemon=True
+        )
+        worker.start()
+        worker.join(timeout=120)
+        assert not worker.is_alive(), "rows explained together hung"
+        assert [_content(a) for a in out[0]] == alone
+        # Every row after the first reads predictions made for another search.
+        assert sum(a.n_rows_predicted for a in out[0]) == out[0][0].n_rows_predicted
+
+
 def test_model_error_in_rows_explained_together_is_raised():
     import threading
 
