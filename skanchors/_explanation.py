@@ -27,6 +27,17 @@ def _plain(value):
     return value
 
 
+def _number(value):
+    """A float for JSON: NaN (no estimate) becomes null, which strict JSON allows."""
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _float(value):
+    """Inverse of :func:`_number`."""
+    return math.nan if value is None else float(value)
+
+
 @dataclass(frozen=True)
 class Predicate:
     """One condition of an anchor: ``feature op value``.
@@ -240,28 +251,28 @@ class Anchor:
 
     # ------------------------------------------------------------------- serialisation
     def to_dict(self):
-        """Plain-Python dict (JSON-safe) with everything but the example perturbations."""
+        """Plain-Python dict (strict JSON: NaN is ``None``) with everything but the examples."""
         return {
             "predicates": [{k: _plain(v) for k, v in asdict(p).items()} for p in self.predicates],
             "prediction": _plain(self.prediction),
-            "precision": float(self.precision),
-            "precision_bounds": [float(b) for b in self.precision_bounds],
-            "coverage": float(self.coverage),
-            "coverage_perturbation": float(self.coverage_perturbation),
+            "precision": _number(self.precision),
+            "precision_bounds": [_number(b) for b in self.precision_bounds],
+            "coverage": _number(self.coverage),
+            "coverage_perturbation": _number(self.coverage_perturbation),
             "is_anchor": bool(self.is_anchor),
-            "threshold": float(self.threshold),
+            "threshold": _number(self.threshold),
             "n_samples": int(self.n_samples),
             "steps": [
                 {
                     "predicates": [str(p) for p in s.predicates],
-                    "precision": float(s.precision),
-                    "coverage": float(s.coverage),
+                    "precision": _number(s.precision),
+                    "coverage": _number(s.coverage),
                 }
                 for s in self.steps
             ],
             "n_model_calls": int(self.n_model_calls),
             "n_rows_predicted": int(self.n_rows_predicted),
-            "wall_time": float(self.wall_time),
+            "wall_time": _number(self.wall_time),
             "tolerance": None if self.tolerance is None else float(self.tolerance),
         }
 
@@ -277,25 +288,25 @@ class Anchor:
         steps = [
             Step(
                 tuple(by_str.get(s, s) for s in step["predicates"]),
-                step["precision"],
-                step["coverage"],
+                _float(step["precision"]),
+                _float(step["coverage"]),
             )
             for step in data.get("steps", [])
         ]
         return cls(
             predicates=preds,
             prediction=data["prediction"],
-            precision=data["precision"],
-            coverage=data["coverage"],
+            precision=_float(data["precision"]),
+            coverage=_float(data["coverage"]),
             is_anchor=data["is_anchor"],
-            threshold=data["threshold"],
-            precision_bounds=tuple(data.get("precision_bounds", (math.nan, math.nan))),
-            coverage_perturbation=data.get("coverage_perturbation", math.nan),
+            threshold=_float(data["threshold"]),
+            precision_bounds=tuple(_float(b) for b in data.get("precision_bounds", (None, None))),
+            coverage_perturbation=_float(data.get("coverage_perturbation")),
             n_samples=data.get("n_samples", 0),
             steps=steps,
             n_model_calls=data.get("n_model_calls", 0),
             n_rows_predicted=data.get("n_rows_predicted", 0),
-            wall_time=data.get("wall_time", 0.0),
+            wall_time=_float(data.get("wall_time", 0.0)),
             tolerance=data.get("tolerance"),
         )
 

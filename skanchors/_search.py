@@ -703,6 +703,8 @@ def beam_search(
         return SearchResult(best, order[best], True, store, best_coverage, delta)
     # No valid anchor: among the beams of every round, the one with the best precision.
     pool = [c for s in range(1, size) for c in beams.get(s, [])]
+    if not pool:  # nothing to add to the empty rule (no informative predicate)
+        return SearchResult((), [], False, store, 1.0, delta)
     arms = make_arms(store, pool, [parent_of[c] for c in pool])
     pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
     best = pool[int(np.asarray(pick)[-1])]

@@ -1,0 +1,148 @@
+"""The Anchor result object: partial anchors, examples, JSON, HTML and the plot."""
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_tabular import PlantedModel, planted_data, row
+
+from skanchors import AnchorExplainer, NoAnchorWarning
+from skanchors._explanation import Anchor, Predicate, Step
+from skanchors.discretizers import EdgesDiscretizer
+
+
+@pytest.fixture(scope="module")
+def data():
+    return planted_data()
+
+
+@pytest.fixture(scope="module")
+def anchor(data):
+    """The planted rule "x0 > 0.7 AND colour = red" found for a red row with x0 = 0.9."""
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
+    explainer = AnchorExplainer(PlantedModel(), discretizer=disc, random_state=0).fit(data)
+    return explainer.explain(row(0.9, "red"))[0]
+
+
+def _strict_loads(text):
+    def refuse(constant):
+        raise AssertionError(f"not strict JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_steps_are_the_prefixes_of_the_rule(anchor, data):
+    assert len(anchor.steps) == len(anchor.predicates) == 2
+    for k, step in enumerate(anchor.steps, start=1):
+        assert step.predicates == anchor.predicates[:k]
+        partial = Anchor(step.predicates, 1, step.precision, step.coverage, True, 0.95)
+        assert step.coverage == pytest.approx(partial.covers(data).mean())
+    # One planted condition alone is not enough; both are exactly the rule.
+    assert anchor.steps[0].precision < 0.95
+    assert anchor.steps[-1].precision == anchor.precision == 1.0
+    assert anchor.steps[-1].coverage == anchor.coverage
+    assert anchor.steps[0].coverage > anchor.steps[1].coverage
+
+
+def test_examples_are_covered_perturbations_split_by_the_prediction(data):
+    model = PlantedModel()
+    explainer = AnchorExplainer(model, random_state=0).fit(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        # Anchoring class 1 for a blue row: the prediction changes on many perturbations.
+        anchor = explainer.explain(row(0.9, "blue"), y=[1])[0]
+    hold, fail = anchor.examples_hold, anchor.examples_fail
+    assert isinstance(hold, pd.DataFrame) and isinstance(fail, pd.DataFrame)
+    assert len(hold) and len(fail)
+    assert anchor.covers(hold).all() and anchor.covers(fail).all()
+    assert (model.predict_proba(hold)[:, 1] == 1).all()
+    assert (model.predict_proba(fail)[:, 1] == 0).all()
+
+
+def test_json_round_trip(anchor, data):
+    text = anchor.to_json()
+    payload = _strict_loads(text)
+    assert payload["predicates"][0].keys() == {"feature", "op", "value", "position"}
+    back = Anchor.from_json(text)
+    assert str(back) == str(anchor)
+    assert back.predicates == anchor.predicates
+    assert all(isinstance(p, Predicate) for s in back.steps for p in s.predicates)
+    assert [s.precision for s in back.steps] == [s.precision for s in anchor.steps]
+    assert back.precision_bounds == pytest.approx(anchor.precision_bounds)
+    assert (back.n_model_calls, back.n_rows_predicted) == (
+        anchor.n_model_calls,
+        anchor.n_rows_predicted,
+    )
+    np.testing.assert_array_equal(back.covers(data), anchor.covers(data))
+
+
+def test_json_of_missing_estimates_is_strict_and_restores_nan():
+    anchor = Anchor(
+        predicates=(Predicate("age", "isna", None, 0),),
+        prediction=np.int64(1),
+        precision=math.nan,
+        coverage=0.25,
+        is_anchor=False,
+        threshold=0.95,
+        steps=[Step((Predicate("age", "isna", None, 0),), math.nan, 0.25)],
+    )
+    payload = _strict_loads(anchor.to_json())
+    assert payload["precision"] is None and payload["coverage_perturbation"] is None
+    back = Anchor.from_json(anchor.to_json())
+    assert math.isnan(back.precision) and math.isnan(back.steps[0].precision)
+    assert math.isnan(back.precision_bounds[0]) and back.coverage == 0.25
+    assert back.prediction == 1 and not back.is_anchor
+
+
+def test_html_is_escaped_and_has_no_script():
+    evil = "<script>alert(1)</script>"
+    pred = Predicate(evil, "==", "<b>x</b>", 0)
+    anchor = Anchor((pred,), "<i>yes</i>", 0.97, 0.2, True, 0.95, steps=[Step((pred,), 0.97, 0.2)])
+    out = anchor._repr_html_()
+    assert "<script" not in out.lower() and "javascript" not in out.lower()
+    assert "&lt;script&gt;" in out and "&lt;b&gt;x&lt;/b&gt;" in out and "&lt;i&gt;" in out
+    assert out.count("<tr>") == 2  # header and the one step
+
+
+def test_html_flags_a_candidate_that_is_not_an_anchor():
+    anchor = Anchor((Predicate("x0", ">", 0.7, 0),), 1, 0.6, 0.3, False, 0.95)
+    assert "Not an anchor" in anchor._repr_html_()
+    assert "Not an anchor" not in Anchor((), 1, 0.99, 1.0, True, 0.95)._repr_html_()
+
+
+def test_plot_shows_each_step_against_the_threshold(anchor):
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = anchor.plot()
+    try:
+        bars = [p for p in ax.patches]
+        widths = sorted(round(b.get_width(), 6) for b in bars)
+        expected = [s.precision for s in anchor.steps] + [s.coverage for s in anchor.steps]
+        assert widths == sorted(round(v, 6) for v in expected)
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels == [" AND ".join(str(p) for p in s.predicates) for s in anchor.steps]
+        (line,) = ax.get_lines()
+        assert line.get_xdata()[0] == pytest.approx(anchor.threshold)
+    finally:
+        plt.close(ax.figure)
+
+
+def test_no_informative_predicate_gives_a_flagged_empty_rule():
+    # Every reference row is the same: no predicate can narrow the perturbations, and class 1
+    # is never predicted.
+    X = pd.DataFrame({"a": np.ones(50), "b": np.zeros(50)})
+
+    def model(X):
+        return np.tile([0.7, 0.3], (len(X), 1))
+
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    with pytest.warns(NoAnchorWarning):
+        (anchor,) = explainer.explain(X.iloc[[0]], y=[1])
+    assert anchor.predicates == () and not anchor.is_anchor
+    assert anchor.precision == 0.0 and anchor.coverage == 1.0
+    assert str(anchor).startswith("IF (any input) THEN PREDICT 1")
