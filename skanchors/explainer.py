@@ -93,6 +93,12 @@ class AnchorExplainer(BaseExplainer):
     score_rows : int or None, default=50
         :meth:`score` explains at most this many rows of its input (chosen with
         ``random_state``); ``None`` explains all of them.
+    score_threshold : float in (0, 1] or None, default=0.95
+        The precision an anchor must keep on held-out rows to count in :meth:`score`. It is
+        fixed, not ``threshold``, so that model selection over ``threshold`` compares every
+        setting against the same requirement (against its own threshold, the loosest setting
+        would win: its broad rules need only be right that often). ``None`` uses
+        ``threshold``.
     cache_size : int >= 0, default=250_000
         Perturbations are drawn from *streams*: the ``i``-th sample for a rule depends only
         on the rule's predicates (``Age <= 37``, the same for every row in that bin), ``i``
@@ -161,6 +167,7 @@ class AnchorExplainer(BaseExplainer):
         "tolerance": [Interval(Real, 0, None, closed="neither")],
         "tolerance_unit": [StrOptions({"std", "absolute"})],
         "score_rows": [Interval(Integral, 1, None, closed="left"), None],
+        "score_threshold": [Interval(Real, 0, 1, closed="right"), None],
         "cache_size": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -186,6 +193,7 @@ class AnchorExplainer(BaseExplainer):
         tolerance=0.25,
         tolerance_unit="std",
         score_rows=50,
+        score_threshold=0.95,
         cache_size=250_000,
         n_jobs=None,
         random_state=None,
@@ -207,6 +215,7 @@ class AnchorExplainer(BaseExplainer):
         self.tolerance = tolerance
         self.tolerance_unit = tolerance_unit
         self.score_rows = score_rows
+        self.score_threshold = score_threshold
         self.cache_size = cache_size
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -460,9 +469,9 @@ class AnchorExplainer(BaseExplainer):
         Explains up to ``score_rows`` rows of ``X`` and checks each anchor on the *other* rows
         of ``X`` (held-out data, e.g. a cross-validation fold): an anchor scores its held-out
         coverage if the model's prediction on the held-out rows it covers agrees with the
-        anchor at least ``threshold`` of the time, and 0 otherwise. The score is the mean over
-        explained rows. Higher is better: broad rules that keep their precision promise on
-        unseen data; over-general rules that break it score 0.
+        anchor at least ``score_threshold`` of the time (``threshold`` if None), and 0
+        otherwise. The score is the mean over explained rows. Higher is better: broad rules
+        that are precise on unseen data; over-general rules score 0.
 
         Parameters
         ----------
@@ -489,6 +498,7 @@ class AnchorExplainer(BaseExplainer):
         if self.score_rows is not None and len(candidates) > self.score_rows:
             rng = check_random_state(self.random_state)
             chosen = np.sort(rng.choice(candidates, size=self.score_rows, replace=False))
+        bar = self.threshold if self.score_threshold is None else self.score_threshold
         task = self._task()
         predicted = task.outcomes(model_input, self)
         with warnings.catch_warnings():
@@ -502,7 +512,7 @@ class AnchorExplainer(BaseExplainer):
                 values.append(0.0)
                 continue
             precision = float(np.mean(task.agrees(predicted[mask], anchor.prediction)))
-            values.append(float(mask.mean()) if precision >= self.threshold else 0.0)
+            values.append(float(mask.mean()) if precision >= bar else 0.0)
         return float(np.mean(values))
 
 
