@@ -729,6 +729,13 @@ def test_all_nan_column_is_rejected():
         AnchorExplainer(lambda X: np.tile([0.5, 0.5], (len(X), 1))).fit(X)
 
 
+@pytest.mark.parametrize("dtype", ["object", "category"])
+def test_all_missing_categorical_column_is_rejected(dtype):
+    X = pd.DataFrame({"a": np.arange(10.0), "c": pd.Series([None] * 10, dtype=dtype)})
+    with pytest.raises(ValueError, match=r"\['c'\]: every value is missing"):
+        AnchorExplainer(lambda X: np.tile([0.5, 0.5], (len(X), 1))).fit(X)
+
+
 def test_model_returning_wrong_shape(data):
     with pytest.raises(ValueError, match=r"shape \(n_inputs, n_classes\)"):
         AnchorExplainer(lambda X: np.zeros(len(X))).fit(data).explain(row(0.5, "red"))

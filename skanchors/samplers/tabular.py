@@ -98,6 +98,17 @@ class TabularSampler(BaseEstimator):
                 "data must have at least 2 rows."
             )
         self.categorical_ = self._categorical_mask(frame)
+        empty = [
+            name
+            for j, name in enumerate(frame.columns)
+            if self.categorical_[j] and frame.iloc[:, j].isna().all()
+        ]
+        if empty:
+            # (Numeric ones are reported by the discretizer, with the same wording.)
+            raise ValueError(
+                f"Cannot use feature(s) {empty}: every value is missing. Drop the column or "
+                "impute it before explaining."
+            )
         self._values, self._lookup = [], []
         codes = np.empty((n, frame.shape[1]), dtype=np.int32)
         for j, name in enumerate(frame.columns):
