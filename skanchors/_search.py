@@ -640,14 +640,17 @@ def beam_search(
     d = instance.n_predicates
     # Samples from D(z) itself serve every candidate of the first round.
     store.draw([((), batch_size)])
-    # Union bound over every validated candidate: the empty rule and at most beam_size
-    # candidates in each of at most d rounds (the authors' code omits the empty rule).
-    beta = np.log((1.0 + (beam_size - 1) * d) / delta)
+    max_size = d if max_anchor_size is None else min(max_anchor_size, d)
+    # Union bound over every candidate the search validates: the empty rule and at most
+    # beam_size candidates in each of at most max_size rounds. (The authors' code uses
+    # 1 + (beam_size - 1) * d, which for beam_size=1 is no union at all. Measured on the
+    # benchmark's 4 models x 40 rows, beam 1: rows +2-7 %; anchors reaching the threshold
+    # itself on 4,000 fresh samples 94/132 -> 108/131; threshold - 0.05: all, either way.)
+    beta = np.log((1.0 + beam_size * max_size) / delta)
     empty = CandidateArms(store, [()])
     if _validate(empty, [0], threshold, beta, batch_size)[0]:
         return SearchResult((), [], True, store, 1.0, delta)
 
-    max_size = d if max_anchor_size is None else min(max_anchor_size, d)
     beams = {0: [()]}
     order = {(): []}
     parent_of = {}

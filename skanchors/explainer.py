@@ -48,8 +48,9 @@ class AnchorExplainer(BaseExplainer):
     threshold : float in (0, 1], default=0.95
         The paper's tau: the precision a rule must reach to be an anchor.
     delta : float in (0, 1), default=0.1
-        Statistical risk: the anchor reaches the threshold (up to a tolerance of 0.05) with
-        probability at least ``1 - delta``.
+        Statistical risk: the returned anchor reaches the threshold (up to a tolerance of
+        0.05) with probability at least ``1 - delta`` (a union bound over every rule the
+        search validates).
     epsilon : float in (0, 1], default=0.15
         Tolerance of the KL-LUCB bandit when it picks the ``beam_size`` most precise
         candidates of a round.
