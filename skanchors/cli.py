@@ -234,8 +234,8 @@ def _html_report(top_terms, title):
 
 
 def cmd_global(args, out=None):
-    out = sys.stdout if out is None else out
     """Top words per class over a CSV/TSV of texts (``skanchors global``)."""
+    out = sys.stdout if out is None else out
     from .aggregation import GlobalAnchorAggregator
 
     table = _read_table(args.data)

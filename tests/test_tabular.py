@@ -424,6 +424,31 @@ def _content(anchor):
     return d
 
 
+@pytest.mark.parametrize("n_jobs, workers", [(1, 1), (2, 2), (None, 1)])
+def test_n_jobs_sets_the_number_of_workers(data, n_jobs, workers):
+    import threading
+
+    from joblib import parallel_config
+
+    class Recording(Graded):  # a fast model: no threads of skanchors' own (no shared calls)
+        def __init__(self):
+            self.threads = set()
+
+        def predict_proba(self, X):
+            self.threads.add(threading.get_ident())
+            return super().predict_proba(X)
+
+    X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.8, "red", x1=0.1), row(0.1, "red")])
+    model = Recording()
+    explainer = AnchorExplainer(model, random_state=3, n_jobs=n_jobs).fit(data)
+    with parallel_config(backend="threading"):  # workers are threads of this process
+        model.threads.clear()
+        explainer.explain(X)
+    # explain() predicts the rows itself in this thread; the searches run in the workers.
+    searches = model.threads - {threading.get_ident()} if workers > 1 else model.threads
+    assert len(searches) == workers
+
+
 def test_random_state_and_n_jobs_determinism(data):
     X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.8, "red", x1=0.1)])
     runs = []

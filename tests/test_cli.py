@@ -1,0 +1,87 @@
+"""The command line: ``skanchors demo`` (the main job), ``skanchors explain``, ``python -m``."""
+
+import json
+import re
+import subprocess
+import sys
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+from skanchors._explanation import Anchor
+from skanchors.cli import main
+
+_ANCHOR = re.compile(r"^#\d+: IF .+ THEN PREDICT .+ WITH PRECISION ([\d.]+) AND COVERAGE ([\d.]+)")
+_CHECK = re.compile(r"held-out precision (nan|[\d.]+), coverage ([\d.]+) \| (\d+) model calls")
+
+
+def _anchors(text):
+    """(precision, coverage, held-out precision, held-out coverage, calls) of each anchor."""
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = _ANCHOR.match(line)
+        if m:
+            c = _CHECK.search(lines[i + 1])
+            assert c, f"no held-out check after {line!r}"
+            out.append((float(m[1]), float(m[2]), float(c[1]), float(c[2]), int(c[3])))
+    return out
+
+
+def test_demo_explains_passengers_and_messages_and_checks_them(capsys):
+    assert main(["demo", "--rows", "3"]) == 0
+    text = capsys.readouterr().out
+    titanic, _, rest = text.partition("SMS spam")
+    sms, _, global_part = rest.partition("Global anchors")
+    assert titanic.count("passenger: {") == 3
+    passengers = _anchors(titanic)
+    assert len(passengers) == 3
+    for prec, cov, held_prec, held_cov, calls in passengers:
+        assert 0 <= prec <= 1 and 0 < cov <= 1 and calls > 0
+        assert 0 <= held_cov <= 1 and (np.isnan(held_prec) or 0 <= held_prec <= 1)
+    assert "3 passengers explained in" in titanic
+    assert len(_anchors(sms)) == sms.count("message: ") == 4
+    assert re.search(r"^  spam: \w+", global_part, re.M)
+    assert re.search(r"^  ham: \w+", global_part, re.M)
+
+
+def test_module_entry_point_lists_the_commands():
+    done = subprocess.run(
+        [sys.executable, "-m", "skanchors", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0
+    assert all(cmd in done.stdout for cmd in ("demo", "explain", "global"))
+
+
+@pytest.fixture
+def saved(tmp_path):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x0": rng.uniform(size=400), "x1": rng.uniform(size=400)})
+    y = (X["x0"] > 0.5).astype(int)
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    joblib.dump(model, tmp_path / "model.joblib")
+    X.assign(label=y).to_csv(tmp_path / "train.csv", index=False)
+    return tmp_path
+
+
+def test_explain_prints_and_writes_the_anchors(saved, capsys):
+    args = ["explain", "--model", str(saved / "model.joblib"), "--reference"]
+    args += [str(saved / "train.csv"), "--drop", "label", "--rows", "0,3"]
+    assert main(args + ["--json", str(saved / "a.json")]) == 0
+    printed = _anchors(capsys.readouterr().out)
+    written = [Anchor.from_dict(d) for d in json.loads((saved / "a.json").read_text())]
+    assert len(printed) == len(written) == 2
+    for (prec, *_), anchor in zip(printed, written):
+        # The model decides by x0 alone: so does every anchor.
+        assert anchor.is_anchor and anchor.features == ["x0"]
+        assert prec == pytest.approx(anchor.precision, abs=0.005)
+
+
+def test_explain_rejects_rows_out_of_range(saved):
+    args = ["explain", "--model", str(saved / "model.joblib"), "--reference"]
+    args += [str(saved / "train.csv"), "--drop", "label", "--rows", "0,400"]
+    with pytest.raises(SystemExit, match=r"--rows: \[400\] out of range for 400 rows"):
+        main(args)
