@@ -459,8 +459,9 @@ class KLLUCB:
     pulls : {"pair", "ambiguous"}, default="pair"
         Which arms each round samples: ``"pair"`` is KL-LUCB proper (the weakest arm of the
         top set and the strongest challenger: fewest samples); ``"ambiguous"`` samples every
-        arm whose bound still crosses the boundary by more than ``epsilon`` (on Adult, half the
-        model calls for 1.7 times the samples: better for models with a high cost per call).
+        arm whose bound still crosses the boundary by more than ``epsilon`` (the benchmark's
+        Adult random forest: 10 model calls per explanation instead of 16, for 1.4 times the
+        rows predicted; for models with a high cost per call and a low cost per row).
     challengers : int, default=2
         With ``pulls="pair"``, how many of the strongest arms outside the top set are sampled
         each round with its weakest arm (those whose upper bound still exceeds that arm's lower
@@ -520,8 +521,12 @@ class KLLUCB:
         self.challengers = int(challengers)
         if exploration not in ("light", "theory"):
             raise ValueError(f"exploration must be 'light' or 'theory', got {exploration!r}.")
+        if not isinstance(warm_start, (bool, np.bool_)):
+            raise ValueError(f"warm_start must be True or False, got {warm_start!r}.")
+        if not isinstance(max_rounds, Integral) or max_rounds < 1:
+            raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}.")
         self.pulls = pulls
-        self.warm_start = warm_start
+        self.warm_start = bool(warm_start)
         self.exploration = exploration
         self.max_rounds = max_rounds
 
@@ -621,6 +626,12 @@ class BatchSAR:
     """
 
     def __init__(self, *, samples_per_arm=None):
+        if samples_per_arm is not None and (
+            not isinstance(samples_per_arm, Integral) or samples_per_arm < 1
+        ):
+            raise ValueError(
+                f"samples_per_arm must be a positive integer or None, got {samples_per_arm!r}."
+            )
         self.samples_per_arm = samples_per_arm
 
     def __repr__(self):
@@ -640,8 +651,6 @@ class BatchSAR:
         per_arm = self.samples_per_arm
         if per_arm is None:
             per_arm = math.ceil(2.0 * math.log(2.0 * n_arms / delta) / epsilon**2)
-        elif not isinstance(per_arm, Integral) or per_arm < 1:
-            raise ValueError(f"samples_per_arm must be a positive integer, got {per_arm!r}.")
         budget = per_arm * n_arms
         logbar = 0.5 + sum(1.0 / i for i in range(2, n_arms + 1))
         surviving = list(range(n_arms))

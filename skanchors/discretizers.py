@@ -5,8 +5,9 @@ so the explainer needs the bin *edges* and a readable name for each bin in the o
 These transformers provide both, and they accept missing values (NaN stays NaN: the explainer
 treats "is missing" as a value of its own).
 
-:class:`~sklearn.preprocessing.KBinsDiscretizer` cannot be used directly: it rejects NaN and
-supports only equal-frequency bins, not arbitrary percentiles or given edges.
+:class:`~sklearn.preprocessing.KBinsDiscretizer` cannot be used directly: it rejects NaN, and
+its strategies give equal-width, equal-frequency or k-means bins only, not custom percentiles
+such as (10, 50, 90) nor given edges.
 """
 
 from __future__ import annotations

@@ -461,6 +461,12 @@ class AnchorExplainer(BaseExplainer):
             input_features = np.asarray(input_features, dtype=object)
             if input_features.shape != (self.n_features_in_,):
                 raise ValueError(f"input_features must have {self.n_features_in_} names.")
+            fitted = getattr(self, "feature_names_in_", None)
+            if fitted is not None and not np.array_equal(input_features, fitted):
+                raise ValueError(
+                    "input_features is not equal to feature_names_in_ (the columns of the "
+                    f"reference data): {list(fitted)}."
+                )
             return input_features
         return np.asarray(names, dtype=object)
 

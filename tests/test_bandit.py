@@ -205,10 +205,13 @@ def test_all_arms_when_n_best_covers_them():
 def test_bad_bandit_arguments():
     with pytest.raises(ValueError, match="n_best"):
         KLLUCB().select(Coins(MEANS, 0), 0, epsilon=0.1, delta=0.1, batch_size=5)
-    with pytest.raises(ValueError, match="samples_per_arm"):
-        BatchSAR(samples_per_arm=-3).select(
-            Coins(MEANS, 0), 1, epsilon=0.1, delta=0.1, batch_size=5
-        )
+    for value in (-3, 0, 2.5):
+        with pytest.raises(ValueError, match="samples_per_arm must be a positive integer"):
+            BatchSAR(samples_per_arm=value)
+    with pytest.raises(ValueError, match="max_rounds must be a positive integer"):
+        KLLUCB(max_rounds=0)
+    with pytest.raises(ValueError, match="warm_start must be True or False"):
+        KLLUCB(warm_start="yes")
     with pytest.raises(ValueError, match="bandit must be"):
         make_bandit("ucb1")
     assert isinstance(make_bandit("batch-sar"), BatchSAR)

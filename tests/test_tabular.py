@@ -609,7 +609,13 @@ def test_transform_marks_anchor_features(planted_explainer):
     X = pd.concat([row(0.9, "red"), row(0.2, "green")])
     Xt = planted_explainer.transform(X)
     assert Xt.tolist() == [[1, 0, 1, 0], [0, 0, 1, 0]]
-    assert list(planted_explainer.get_feature_names_out()) == ["x0", "x1", "colour", "x3"]
+    names = ["x0", "x1", "colour", "x3"]
+    assert list(planted_explainer.get_feature_names_out()) == names
+    assert list(planted_explainer.get_feature_names_out(names)) == names
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        planted_explainer.get_feature_names_out(["a", "b", "c", "d"])
+    with pytest.raises(ValueError, match="input_features must have 4 names"):
+        planted_explainer.get_feature_names_out(["x0"])
 
 
 def test_clone_shares_the_fitted_model(planted_explainer):
