@@ -613,17 +613,16 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None):
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
     beta = np.log(1.0 / params["delta"])
-    n, precision, lb, ub = estimate(store, result.order, beta)
-    if not n:
-        precision = float("nan")
+    counts, precisions, lb, ub = estimate(store, result.order, beta)
+    n = int(counts[-1])
+    precision = float(precisions[-1]) if n else float("nan")
     preds = [instance.predicates[p] for p in result.order]
     steps = []
     for k in range(1, len(result.order) + 1):
-        sn, sprec, _, _ = estimate(store, result.order[:k], beta)
         steps.append(
             Step(
                 tuple(instance.predicates[p] for p in result.order[:k]),
-                sprec if sn else float("nan"),
+                float(precisions[k - 1]) if counts[k - 1] else float("nan"),
                 float(instance.reference_coverage(tuple(sorted(result.order[:k])))),
             )
         )
