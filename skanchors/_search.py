@@ -38,6 +38,7 @@ in one call, and perturbations that repeat are predicted once.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -244,10 +245,9 @@ class SampleStore:
             labels[mine] = predicted
             cache.fill(space, hashes[mine], predicted, self)
         if theirs.size:
-            if shared.merged:  # the searches predicting them need the turn to store them
-                with shared.merged.paused():
-                    labels[theirs] = cache.wait(space, hashes[theirs])
-            else:
+            # Rows explained together: the searches predicting them need the turn to store them.
+            turn = shared.merged.paused() if shared.merged else contextlib.nullcontext()
+            with turn:
                 labels[theirs] = cache.wait(space, hashes[theirs])
             lost = theirs[labels[theirs] < 0]
             if lost.size:  # their search failed, or the cache started over
@@ -705,7 +705,7 @@ def beam_search(
             # the validation's rate rather than reused from the bandit's larger ones.
             arms.forget_bounds(chosen)
             exact, positions = arms, chosen
-        else:
+        else:  # text: fresh arms for the chosen candidates, as the search always did
             exact = make_arms(store, beams[size], [parent_of[c] for c in beams[size]])
             positions = np.arange(len(chosen))
         valid = _validate(exact, positions, threshold, beta, batch_size)
