@@ -460,7 +460,7 @@ class KLLUCB:
         Which arms each round samples: ``"pair"`` is KL-LUCB proper (the weakest arm of the
         top set and the strongest challenger: fewest samples); ``"ambiguous"`` samples every
         arm whose bound still crosses the boundary by more than ``epsilon`` (the benchmark's
-        Adult random forest: 10 model calls per explanation instead of 16, for 1.4 times the
+        Adult random forest: 11 model calls per explanation instead of 17, for 1.5 times the
         rows predicted; for models with a high cost per call and a low cost per row).
     challengers : int, default=2
         With ``pulls="pair"``, how many of the strongest arms outside the top set are sampled
