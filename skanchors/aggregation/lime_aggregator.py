@@ -97,9 +97,9 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         ranks the few words of a short document as well).
     n_features : int >= 1, default=10
         LIME's K: at most this many words of a document get a nonzero weight.
-    feature_selection : {"auto", "lasso_path", "forward_selection", "highest_weights", \
-"none"}, default="auto"
-        K-Lasso's feature selection (see :class:`~skanchors.LimeExplainer`).
+    feature_selection : str, default="auto"
+        K-Lasso's feature selection: ``"auto"``, ``"lasso_path"``, ``"forward_selection"``,
+        ``"highest_weights"`` or ``"none"`` (see :class:`~skanchors.LimeExplainer`).
     kernel_width : float > 0 or None, default=None
         LIME's kernel width; ``None`` is 25 on the cosine distance times 100.
     sampler : text sampler or None, default=None
