@@ -20,14 +20,21 @@ new one.
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
 
-__all__ = ["SampleCache", "STREAM_BLOCK"]
+__all__ = ["SampleCache", "STREAM_BLOCK", "lookup"]
 
 # Stream positions are generated in blocks of this many samples (one generator per block).
 STREAM_BLOCK = 128
+
+
+def lookup(table, hashes):
+    """``table[h]`` for each of the uint64 ``hashes`` (-1 where missing), as an int64 array."""
+    keys = hashes.tolist()
+    return np.fromiter(map(table.get, keys, itertools.repeat(-1)), np.int64, len(keys))
 
 
 class SampleCache:
@@ -95,7 +102,7 @@ class SampleCache:
         with self._cond:
             known = self._labels.setdefault(namespace, {})
             busy = self._inflight.setdefault(namespace, {})
-            labels = np.fromiter((known.get(h, -1) for h in hashes.tolist()), np.int64, len(hashes))
+            labels = lookup(known, hashes)
             unknown = np.flatnonzero(labels < 0)
             self.hits += len(hashes) - len(unknown)
             if not self.enabled:
@@ -138,14 +145,13 @@ class SampleCache:
             while True:
                 known = self._labels.get(namespace, {})
                 busy = self._inflight.get(namespace, {})
-                out = [known.get(h, -1) for h in hashes.tolist()]
-                missing = [h for h, v in zip(hashes.tolist(), out) if v < 0]
-                if not missing:
-                    return np.array(out, dtype=np.int64)
-                if not any(h in busy for h in missing):
-                    # The owner failed (its error reaches the caller through the model), or
-                    # the cache started over meanwhile: the caller predicts them itself.
-                    return np.array(out, dtype=np.int64)
+                out = lookup(known, hashes)
+                missing = hashes[out < 0].tolist()
+                if not missing or not any(h in busy for h in missing):
+                    # All known; or the owner failed (its error reaches the caller through the
+                    # model), or the cache started over meanwhile: the caller predicts the
+                    # missing ones itself.
+                    return out
                 self._cond.wait()
 
 

@@ -50,6 +50,7 @@ from ._bandit import (
     stratified_bound_scalar,
     stratified_kl_bounds,
 )
+from ._cache import lookup
 
 __all__ = [
     "SampleStore",
@@ -213,8 +214,11 @@ class SampleStore:
         """Predicted class of every row of ``keys``; each distinct row is predicted once."""
         hashes = self._hash(keys)
         uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        if self.shared is not None and self.shared.cache.enabled:
+            # The shared cache already holds every prediction this search made.
+            return self._label_shared(keys[first], uniq)[inverse.ravel()]
         cache = self._cache
-        labels = np.fromiter((cache.get(h, -1) for h in uniq.tolist()), np.int64, len(uniq))
+        labels = lookup(cache, uniq)
         todo = np.flatnonzero(labels < 0)
         if todo.size and self.shared is not None:
             labels[todo] = self._label_shared(keys[first[todo]], uniq[todo])
