@@ -44,6 +44,7 @@ import math
 import numpy as np
 
 from ._bandit import (
+    SCALAR_ARMS,
     _two_term_rate_scalar,
     arm_bounds,
     arm_means,
@@ -538,7 +539,7 @@ class StratifiedArms:
         p1, p2 = self._strata(stale, missing=0.0)
         pi = self.pi[stale]
         n1, n2 = self.n1[stale], self.n2[stale]
-        if stale.size <= 8:
+        if stale.size <= SCALAR_ARMS:
             lower = name == "lower"
             values[stale] = [
                 stratified_bound_scalar(*args, at, lower)

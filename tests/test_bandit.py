@@ -8,6 +8,7 @@ from scipy.optimize import brentq
 
 from skanchors import KLLUCB, BatchSAR
 from skanchors._bandit import (
+    SCALAR_ARMS,
     _two_term_rate,
     compute_beta,
     kl_bernoulli,
@@ -83,6 +84,23 @@ def test_bounds_are_vectorised_and_monotone():
         assert lb[i] == pytest.approx(kl_lower_bound(p[i], level[i]))
     # More samples (smaller level) give a tighter interval.
     assert ub[2] < ub[1] and lb[2] > lb[1]
+
+
+def test_numpy_and_plain_float_bounds_agree():
+    """Many arms go through numpy's Newton steps, a few through plain floats: same bounds."""
+    rng = np.random.default_rng(3)
+    m = 4 * SCALAR_ARMS
+    p = rng.uniform(size=m)
+    p[:5], p[5:10] = 1.0, 0.0
+    level = rng.uniform(0.0, 0.5, size=m)
+    level[10:12] = 0.0
+    for bound in (kl_upper_bound, kl_lower_bound):
+        together = bound(p, level)
+        alone = np.array([bound(p[i : i + 1], level[i : i + 1])[0] for i in range(m)])
+        np.testing.assert_allclose(together, alone, rtol=0, atol=1e-13)
+        inside = (p > 0) & (p < 1) & (level > 0)
+        kl = np.array([_kl(a, b) for a, b in zip(p[inside], together[inside])])
+        np.testing.assert_allclose(kl, level[inside], rtol=0, atol=1e-10)
 
 
 def test_upper_bound_is_one_at_p_one_and_zero_level_gives_point():
@@ -298,16 +316,17 @@ def test_stratified_bounds_cover_the_true_mean():
 def test_scalar_stratified_bound_equals_the_vectorised_one():
     """The plain-float path the search uses for a few arms gives the same bounds."""
     rng = np.random.default_rng(1)
-    for _ in range(500):
-        p = rng.uniform(size=2)
-        p[rng.uniform(size=2) < 0.3] = 1.0
-        n = rng.integers(0, 500, size=2).astype(float)
-        pi = rng.choice([0.0, rng.uniform(), 1.0], p=[0.05, 0.9, 0.05])
-        beta = rng.uniform(0.5, 15)
-        lb, ub = stratified_kl_bounds(p[None], n[None], [[pi, 1 - pi]], beta)
-        args = (p[0], n[0], p[1], n[1], pi, beta)
-        assert stratified_bound_scalar(*args, True) == pytest.approx(lb[0], abs=1e-9)
-        assert stratified_bound_scalar(*args, False) == pytest.approx(ub[0], abs=1e-9)
+    m = 500  # all arms in one call: numpy's path (more than SCALAR_ARMS arms)
+    p = rng.uniform(size=(m, 2))
+    p[rng.uniform(size=(m, 2)) < 0.3] = 1.0
+    n = rng.integers(0, 500, size=(m, 2)).astype(float)
+    pi = np.array([rng.choice([0.0, rng.uniform(), 1.0], p=[0.05, 0.9, 0.05]) for _ in range(m)])
+    beta = rng.uniform(0.5, 15, size=m)
+    lb, ub = stratified_kl_bounds(p, n, np.column_stack([pi, 1 - pi]), beta)
+    for i in range(m):
+        args = (p[i, 0], n[i, 0], p[i, 1], n[i, 1], pi[i], beta[i])
+        assert stratified_bound_scalar(*args, True) == pytest.approx(lb[i], abs=1e-9)
+        assert stratified_bound_scalar(*args, False) == pytest.approx(ub[i], abs=1e-9)
 
 
 # ------------------------------------------------------- pruned extremes of the bounds
