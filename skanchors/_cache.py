@@ -107,27 +107,26 @@ class SampleCache:
             self.hits += len(hashes) - len(unknown)
             if not self.enabled:
                 return labels, unknown.astype(np.intp), np.zeros(0, dtype=np.intp)
-            mine, theirs = [], []
-            for i in unknown.tolist():
-                h = int(hashes[i])
-                other = busy.get(h)
-                if other is None:
-                    busy[h] = owner
-                    mine.append(i)
-                elif other is owner:
-                    mine.append(i)
-                else:
-                    theirs.append(i)
-            return labels, np.array(mine, dtype=np.intp), np.array(theirs, dtype=np.intp)
+            todo = hashes[unknown].tolist()
+            if busy:
+                owners = list(map(busy.get, todo))
+                free = np.array([o is None for o in owners], dtype=bool)
+                ours = np.array([o is owner for o in owners], dtype=bool)
+            else:  # nothing in flight (one search at a time): all of them are the caller's
+                free = ours = np.ones(len(todo), dtype=bool)
+            busy.update(dict.fromkeys(itertools.compress(todo, free.tolist()), owner))
+            mine = unknown[free | ours].astype(np.intp)
+            theirs = unknown[~(free | ours)].astype(np.intp)
+            return labels, mine, theirs
 
     def fill(self, namespace, hashes, labels, owner):
         """Record predictions (``labels`` None: the prediction failed; release the claims)."""
         with self._cond:
             busy = self._inflight.get(namespace, {})
             known = self._labels.setdefault(namespace, {})
+            # Only their owner releases claims, so every hash handed in is the caller's.
             for h in hashes.tolist():
-                if busy.get(h) is owner:
-                    del busy[h]
+                busy.pop(h, None)
             if labels is not None and self.enabled:
                 if self._size + len(hashes) > self.max_size:
                     self._labels.clear()

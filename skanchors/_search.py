@@ -373,6 +373,7 @@ class StratifiedArms:
         self._children = {
             int(pid): np.flatnonzero(self._par == pid) for pid in np.unique(self._par).tolist()
         }
+        self._estimates = None
         self._update(0, store.size)
 
     @property
@@ -423,6 +424,7 @@ class StratifiedArms:
             changed[children] = True
         for cached_beta, _ in self._cache.values():
             cached_beta[changed] = np.nan  # counts changed: bounds are stale
+        self._estimates = None
 
     def forget_bounds(self, indices):
         """Drop the cached bounds of the given arms: the next ones are computed afresh."""
@@ -447,12 +449,16 @@ class StratifiedArms:
         return p1, p2
 
     def precision_estimates(self):
-        p1, p2 = self._strata(slice(None))
-        # A stratum without samples is guessed from the other one (for ranking only: its
-        # bounds stay trivial).
-        p1, p2 = np.where(np.isnan(p1), p2, p1), np.where(np.isnan(p2), p1, p2)
-        mixed = self.pi * p1 + (1.0 - self.pi) * p2
-        return np.where(np.isnan(mixed), 0.0, mixed)
+        """Estimated precision of every arm (read-only; kept until the counts change)."""
+        if self._estimates is None:
+            p1, p2 = self._strata(slice(None))
+            # A stratum without samples is guessed from the other one (for ranking only: its
+            # bounds stay trivial).
+            p1, p2 = np.where(np.isnan(p1), p2, p1), np.where(np.isnan(p2), p1, p2)
+            mixed = self.pi * p1 + (1.0 - self.pi) * p2
+            self._estimates = np.where(np.isnan(mixed), 0.0, mixed)
+            self._estimates.flags.writeable = False
+        return self._estimates
 
     def precision_bounds(self, indices, beta, side="both"):
         """Lower and upper bounds of the given arms (``side``: only one of them, other None).
@@ -536,16 +542,19 @@ class StratifiedArms:
     def _compute(self, stale, at, name):
         """Bounds of arms ``stale`` (unique indices) on side ``name`` at rate ``at``, cached."""
         cached_beta, values = self._cache[name]
-        p1, p2 = self._strata(stale, missing=0.0)
-        pi = self.pi[stale]
-        n1, n2 = self.n1[stale], self.n2[stale]
         if stale.size <= SCALAR_ARMS:
             lower = name == "lower"
+            counts = zip(*(a[stale].tolist() for a in (self.n1, self.pos1, self.n2, self.pos2)))
             values[stale] = [
-                stratified_bound_scalar(*args, at, lower)
-                for args in zip(p1.tolist(), n1.tolist(), p2.tolist(), n2.tolist(), pi.tolist())
+                stratified_bound_scalar(
+                    k1 / n1 if n1 else 0.0, n1, k2 / n2 if n2 else 0.0, n2, pi, at, lower
+                )
+                for (n1, k1, n2, k2), pi in zip(counts, self.pi[stale].tolist())
             ]
         else:
+            p1, p2 = self._strata(stale, missing=0.0)
+            pi = self.pi[stale]
+            n1, n2 = self.n1[stale], self.n2[stale]
             bounds = stratified_kl_bounds(
                 np.column_stack([p1, p2]),
                 np.column_stack([n1, n2]),

@@ -341,6 +341,7 @@ class _StratCoins:
         arms.pi = np.asarray(pi, dtype=float)
         arms.n1, arms.pos1, arms.n2, arms.pos2 = (np.zeros(m) for _ in range(4))
         arms._cache = {name: (np.full(m, np.nan), np.zeros(m)) for name in ("lower", "upper")}
+        arms._estimates = None
         rng = np.random.default_rng(seed)
 
         def pull(idx, n):
@@ -352,6 +353,7 @@ class _StratCoins:
                 arms.pos2[i] += rng.binomial(n - k1, means2[i])
                 for cached_beta, _ in arms._cache.values():
                     cached_beta[i] = np.nan
+                arms._estimates = None
 
         arms.pull = pull
         return arms
