@@ -197,13 +197,15 @@ class TabularSampler(BaseEstimator):
             pool = self._pools[gids] = self._make_pool(np.flatnonzero(ok))
         return pool
 
-    def _row_bins(self, frame):
-        """Bin of each numeric feature of a one-row frame (NaN where missing)."""
-        num = frame.iloc[:, self._numeric]
+    def _row_bins(self, frame, row):
+        """Bin of each numeric feature of a one-row frame (NaN where missing).
+
+        ``row`` lists the frame's values.
+        """
         if isinstance(self.discretizer_, _BaseDiscretizer):
             # The package's own discretizers: searchsorted on their edges, without the
             # transformer's input validation (a millisecond per explained row).
-            values = [num.iat[0, k] for k in range(num.shape[1])]
+            values = [row[j] for j in self._numeric.tolist()]
             values = np.array([np.nan if pd.isna(v) else float(v) for v in values])
             out = np.array(
                 [
@@ -214,7 +216,7 @@ class TabularSampler(BaseEstimator):
             )
             out[np.isnan(values)] = np.nan
             return out
-        num = num.astype(float)
+        num = frame.iloc[:, self._numeric].astype(float)
         if not self._frame_input:
             num.columns = [f"x{j}" for j in self._numeric]
         return self.discretizer_.transform(num)[0]
@@ -373,11 +375,12 @@ class TabularInstance:
                         [pd.Series(self._values[j]), frame.iloc[:, j]], ignore_index=True
                     ).array
                 else:
-                    self._values[j] = np.concatenate([self._values[j], frame.iloc[:, j]])
+                    value = np.array([row[j]], dtype=frame.dtypes.iloc[j])
+                    self._values[j] = np.concatenate([self._values[j], value])
             x_codes[j] = code
         self.x_codes = x_codes
         preds, gids, feats = [], [], []
-        x_bins = parent._row_bins(frame) if parent._numeric.size else None
+        x_bins = parent._row_bins(frame, row) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
         for j, name in enumerate(names):
             if parent.categorical_[j]:
@@ -429,10 +432,10 @@ class TabularInstance:
         # The explained row is drawn (as a replacement value) only when no reference row
         # satisfies its predicates on a feature. Its streams are then its own: their samples
         # can hold values no other row has.
-        fallback = False
-        for f in np.unique(self._feature_of).tolist():
-            if not holds[:n_ref, self._feature_of == f].all(axis=1).any():
-                fallback = True
+        satisfied = {}  # feature -> reference rows satisfying all its predicates
+        for f, m in zip(self._feature_of.tolist(), masks):
+            satisfied[f] = m & satisfied[f] if f in satisfied else m
+        fallback = not all(m.any() for m in satisfied.values())
         self._fallback = fallback
         if fallback:
             self.stream_namespace = ("row", _stable_hash(repr(row)))
