@@ -55,8 +55,8 @@ import tabular  # noqa: E402
 SEED = 0
 
 
-def load_version(rev, folder, name):
-    """Import the package at ``rev`` (None: the working tree) as module ``name``."""
+def export_version(rev, folder, name):
+    """Write the package at ``rev`` (None: the working tree) to ``folder / name``."""
     target = folder / name
     if rev is None:
         shutil.copytree(REPO / "skanchors", target)
@@ -70,6 +70,11 @@ def load_version(rev, folder, name):
         unpack.mkdir()
         subprocess.run(["tar", "-x", "-C", str(unpack)], input=archive, check=True)
         (unpack / "skanchors").rename(target)
+
+
+def load_version(rev, folder, name):
+    """Import the package at ``rev`` (None: the working tree) as module ``name``."""
+    export_version(rev, folder, name)
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
     return importlib.import_module(name)

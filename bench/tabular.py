@@ -614,6 +614,76 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
     return result
 
 
+def head_to_head(cell, data, model, rows_idx, reps):
+    """skanchors (beam 1) and the fastest peer, row by row, interleaved, ``reps`` times.
+
+    The main table times each configuration's 20 rows in one stretch, minutes apart from the
+    other packages', and this shared machine's speed drifts by +-30 % over minutes. Here each
+    repetition builds both explainers afresh (so skanchors' prediction cache grows over the
+    rows exactly as in the main run) and explains row k with both, one right after the other
+    (alternating which goes first); each row keeps the minimum over repetitions of each
+    package's wall and CPU seconds (the least disturbed run). Returns None when a
+    configuration did not finish all rows in the main run.
+    """
+    done = {(r["package"], r["beam_size"]): r for r in cell["packages"] if r.get("rows_done")}
+    ours = done.get(("skanchors", 1))
+    peers = [r for r in done.values() if not _ours(r["package"])]
+    if ours is None or not peers or ours["rows_done"] < len(rows_idx):
+        return None
+    peer = min(peers, key=lambda r: r["median_seconds"])
+    if peer["rows_done"] < len(rows_idx):
+        return None
+    makers = {"alibi": make_alibi, "anchor-exp": make_anchor_exp}
+    wall = {name: np.full((reps, len(rows_idx)), np.inf) for name in ("peer", "ours")}
+    cpu = {name: np.full((reps, len(rows_idx)), np.inf) for name in ("peer", "ours")}
+    X_test = data["X_test"]
+    for rep in range(reps):
+        explainers = {
+            "peer": makers[peer["package"]](data, model, peer["beam_size"])[0],
+            "ours": make_skanchors(data, model, 1)[0],
+        }
+        for k, i in enumerate(rows_idx):
+            order = ("peer", "ours") if (k + rep) % 2 == 0 else ("ours", "peer")
+            for name in order:
+                row = X_test[i].copy()
+                np.random.seed(SEED)  # noqa: NPY002 -- the peers draw from numpy's global RNG
+                w0, c0 = time.perf_counter(), time.process_time()
+                explainers[name](row)
+                wall[name][rep, k] = time.perf_counter() - w0
+                cpu[name][rep, k] = time.process_time() - c0
+    best = {
+        kind: {name: m.min(axis=0) for name, m in table.items()}
+        for kind, table in (("wall", wall), ("cpu", cpu))
+    }
+    out = {"peer": label(peer), "reps": reps}
+    for kind in ("wall", "cpu"):
+        peer_s, ours_s = best[kind]["peer"], best[kind]["ours"]
+        out[f"{kind}_median_peer"] = float(np.median(peer_s))
+        out[f"{kind}_median_ours"] = float(np.median(ours_s))
+        out[f"{kind}_median_ratio"] = float(np.median(peer_s) / np.median(ours_s))
+        out[f"{kind}_total_ratio"] = float(peer_s.sum() / ours_s.sum())
+        out[f"{kind}_per_row_ratio_median"] = float(np.median(peer_s / ours_s))
+    return out
+
+
+def head_to_head_lines(results):
+    out = []
+    for cell in results:
+        h = cell.get("head_to_head")
+        if not h:
+            continue
+        out.append(
+            f"- {cell['data']} / {cell['model']}: skanchors (beam 1) against {h['peer']}, "
+            f"minimum over {h['reps']} interleaved repetitions per row: median "
+            f"{h['wall_median_ours']:.3g} s against {h['wall_median_peer']:.3g} s, "
+            f"**{h['wall_median_ratio']:.1f}x** faster by median wall time "
+            f"({h['cpu_median_ratio']:.1f}x by CPU time); {h['wall_total_ratio']:.1f}x over "
+            f"all rows together; the median row's own speed-up "
+            f"{h['wall_per_row_ratio_median']:.1f}x."
+        )
+    return out
+
+
 def _jsonable(v):
     v = np.asarray(v)
     return v.item() if v.size == 1 else v.tolist()
@@ -961,6 +1031,16 @@ def write_report(path, results, args, settings, started, elapsed):
     targets = target_lines(results)
     if targets:
         lines += ["Targets (issue 2):", "", *targets, ""]
+    duel = head_to_head_lines(results)
+    if duel:
+        lines += [
+            "Head to head (the same rows again, skanchors and the fastest peer interleaved row "
+            "by row, each row's least disturbed repetition: the speed-up least moved by the "
+            "machine's drift):",
+            "",
+            *duel,
+            "",
+        ]
     batch = skanchors_batch_lines(results)
     if batch:
         lines += ["skanchors explaining all rows in one call:", "", *batch, ""]
@@ -1060,6 +1140,12 @@ def main(argv=None):
     )
     parser.add_argument("--selftest", action="store_true", help="check the rule parser and exit")
     parser.add_argument(
+        "--reps",
+        type=int,
+        default=3,
+        help="interleaved repetitions of skanchors (beam 1) against the fastest peer (0: none)",
+    )
+    parser.add_argument(
         "--report-from",
         default=None,
         help="rewrite the report of an earlier run's .json (same prefix unless --output)",
@@ -1131,6 +1217,13 @@ def main(argv=None):
                         + (f"  [{res['stopped']}]" if res["stopped"] else ""),
                         flush=True,
                     )
+            if args.reps and "skanchors" in only and len(only) > 1:
+                try:
+                    cell["head_to_head"] = head_to_head(cell, data, model, rows_idx, args.reps)
+                except Exception:
+                    print(f"head to head FAILED:\n{traceback.format_exc()}", flush=True)
+                for line in head_to_head_lines([cell]):
+                    print(line, flush=True)
             results.append(cell)
     elapsed = time.perf_counter() - t_start
     settings = {
@@ -1159,7 +1252,7 @@ def main(argv=None):
         print(f"\nwrote {output}.md and {output}.json")
     else:
         print(table(results))
-    for line in skanchors_batch_lines(results) + checks(results):
+    for line in skanchors_batch_lines(results) + head_to_head_lines(results) + checks(results):
         print(line)
     print(f"\ntotal {elapsed / 60:.1f} min")
     return 0
