@@ -26,7 +26,6 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import concurrent.futures  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
@@ -52,7 +51,9 @@ import pickle, sys, warnings
 warnings.filterwarnings("ignore")
 with open(sys.argv[1], "rb") as f:
     job = pickle.load(f)
+import skanchors
 from skanchors import AnchorExplainer
+print(skanchors.__file__)
 explainer = AnchorExplainer(job["model"].predict_proba, **job["params"]).fit(job["X_train"])
 if sys.argv[2] == "cold":
     for row in job["rows"]:
@@ -85,12 +86,16 @@ def count(python, root, job, mode):
             capture_output=True,
             text=True,
             env=env,
+            cwd=tmp,  # not the repository: "python -c" would import skanchors from there
             check=True,
         )
     found = re.search(r"Collected : (\d+)", out.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in valgrind's output:\n{out.stderr[-2000:]}")
-    return int(found.group(1)), out.stdout
+    imported, _, anchors = out.stdout.partition("\n")
+    if not Path(imported).resolve().is_relative_to(Path(root).resolve()):
+        raise RuntimeError(f"the run imported {imported}, not the package under {root}")
+    return int(found.group(1)), anchors
 
 
 def make_job(cell, n_rows, beam_size, folder):
@@ -126,14 +131,8 @@ def make_job(cell, n_rows, beam_size, folder):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("base", help="git revision to compare against")
-    parser.add_argument("new", nargs="?", default=None, help="git revision (default: working tree)")
-    parser.add_argument("--cells", default="adult/gb,titanic/gb")
-    parser.add_argument("--n-rows", type=int, default=20)
-    parser.add_argument("--beam-size", type=int, default=1)
+    parser = revisions.comparison_parser(__doc__.splitlines()[0], "adult/gb,titanic/gb")
     parser.add_argument("--jobs", type=int, default=2, help="valgrind runs at a time")
-    parser.add_argument("--output", default=None, help="write PREFIX.md and PREFIX.json")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind).")

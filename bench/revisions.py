@@ -225,15 +225,21 @@ def report(labels, results, args, started):
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def comparison_parser(description, cells):
+    """Arguments of a comparison of two revisions (this script and ``instructions.py``)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("base", help="git revision to compare against")
     parser.add_argument("new", nargs="?", default=None, help="git revision (default: working tree)")
-    parser.add_argument("--cells", default="adult/gb,titanic/gb,wide/gb")
-    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--cells", default=cells)
     parser.add_argument("--n-rows", type=int, default=20)
     parser.add_argument("--beam-size", type=int, default=1)
     parser.add_argument("--output", default=None, help="write PREFIX.md and PREFIX.json")
+    return parser
+
+
+def main(argv=None):
+    parser = comparison_parser(__doc__.splitlines()[0], "adult/gb,titanic/gb,wide/gb")
+    parser.add_argument("--reps", type=int, default=7)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     started = datetime.datetime.now(datetime.timezone.utc)
