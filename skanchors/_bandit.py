@@ -342,8 +342,8 @@ def _two_term_rate_scalar(beta):
 def stratified_bound_scalar(p1, n1, p2, n2, pi, beta, lower):
     """One bound of :func:`stratified_kl_bounds` for one arm, in plain floats.
 
-    Weights ``(pi, 1 - pi)``. Used when a bandit round recomputes a few arms, where numpy's
-    per-call overhead would cost more than the arithmetic.
+    Weights ``(pi, 1 - pi)``. Used when a bandit round recomputes up to :data:`SCALAR_ARMS`
+    arms, where numpy's per-call overhead would cost more than the arithmetic.
     """
     useful = [(p, n, w) for p, n, w in ((p1, n1, pi), (p2, n2, 1.0 - pi)) if n > 0 and w > 0]
     if len(useful) == 2:

@@ -466,7 +466,7 @@ class StratifiedArms:
         Bounds are cached per arm until its counts change. They are computed at ``beta``
         rounded *up* to a multiple of 1/8 and reused for any smaller rate (a larger rate only
         widens them), so KL-LUCB's slowly growing exploration rate recomputes mostly the arms
-        pulled since the last round; a few arms are computed in plain floats.
+        pulled since the last round; up to ``SCALAR_ARMS`` arms are computed in plain floats.
         """
         indices = np.asarray(indices, dtype=np.intp)
         beta = float(beta)
