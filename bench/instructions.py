@@ -108,15 +108,7 @@ def make_job(cell, n_rows, beam_size, folder):
         warnings.simplefilter("ignore")
         model = revisions.model_for(mname).fit(data["X_train"], data["y_train"])
     job = folder / f"{dname}_{mname}.pkl"
-    params = dict(
-        threshold=tabular.THRESHOLD,
-        delta=tabular.DELTA,
-        epsilon=tabular.EPSILON,
-        batch_size=tabular.BATCH_SIZE,
-        beam_size=beam_size,
-        categorical_features=data["categorical"],
-        random_state=tabular.SEED,
-    )
+    params = revisions.explainer_params(data, beam_size)
     with open(job, "wb") as f:
         pickle.dump(
             dict(

@@ -116,10 +116,9 @@ def model_for(name):
     raise SystemExit(f"unknown model {name!r}: use rf or gb")
 
 
-def one_pass(module, est, data, rows_idx, beam_size):
-    """(cold CPU s, warm CPU s, rows and model calls per explanation, anchors) of one fit."""
-    explainer = module.AnchorExplainer(
-        est.predict_proba,
+def explainer_params(data, beam_size):
+    """The benchmark's AnchorExplainer settings (as in ``tabular.py``)."""
+    return dict(
         threshold=tabular.THRESHOLD,
         delta=tabular.DELTA,
         epsilon=tabular.EPSILON,
@@ -127,7 +126,14 @@ def one_pass(module, est, data, rows_idx, beam_size):
         beam_size=beam_size,
         categorical_features=data["categorical"],
         random_state=SEED,
-    ).fit(data["X_train"])
+    )
+
+
+def one_pass(module, est, data, rows_idx, beam_size):
+    """(cold CPU s, warm CPU s, rows and model calls per explanation, anchors) of one fit."""
+    explainer = module.AnchorExplainer(est.predict_proba, **explainer_params(data, beam_size)).fit(
+        data["X_train"]
+    )
     X = data["X_test"]
     anchors, rows, calls = [], 0, 0
     t0 = time.process_time()
