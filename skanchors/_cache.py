@@ -25,10 +25,28 @@ import threading
 
 import numpy as np
 
-__all__ = ["SampleCache", "STREAM_BLOCK", "lookup"]
+__all__ = ["SampleCache", "STREAM_BLOCK", "lookup", "row_hash"]
 
 # Stream positions are generated in blocks of this many samples (one generator per block).
 STREAM_BLOCK = 128
+
+
+_HASH_MULT = {}
+
+
+def row_hash(keys):
+    """64-bit hash of each row of an integer matrix (a random linear map, wrapping mod 2**64).
+
+    Two different rows collide with probability about 2**-64, so equal hashes are taken as
+    equal model inputs (the search's deduplication and the shared prediction cache).
+    """
+    width = keys.shape[1]
+    mult = _HASH_MULT.get(width)
+    if mult is None:
+        gen = np.random.default_rng([0x5CA1AB1E, width])
+        mult = _HASH_MULT[width] = gen.integers(1, 2**63, size=width, dtype=np.uint64) | 1
+    with np.errstate(over="ignore"):
+        return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
 
 
 def lookup(table, hashes):

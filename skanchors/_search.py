@@ -25,11 +25,13 @@ modality, through four members:
     before the anchor was imposed. They enable the stratified estimate of
     :class:`StratifiedArms`.
 
-``stream_samples(anchor, start, stop, seed, cache)``, ``stream_namespace`` (optional)
+``stream_samples(anchor, start, stop, seed, cache, return_hashes)``, ``stream_namespace`` (optional)
     Samplers whose ``D(z | A)`` depends on the predicates of ``A`` and not on the instance
     (tabular) offer streams: sample ``i`` of a predicate set depends on the seed, the set and
     ``i`` only. Searches of different rows then read the same samples and share their
     predictions through :class:`skanchors._cache.SampleCache`, without changing any result.
+    With ``return_hashes=True`` a fourth array holds the :func:`~skanchors._cache.row_hash`
+    of the keys, computed once per stream block rather than once per search.
 
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
 valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
@@ -51,7 +53,7 @@ from ._bandit import (
     stratified_bound_scalar,
     stratified_kl_bounds,
 )
-from ._cache import lookup
+from ._cache import lookup, row_hash
 
 __all__ = [
     "SampleStore",
@@ -118,7 +120,6 @@ class SampleStore:
         self._anchors = []  # conditioning sets, indexed by anchor_id
         self._anchor_index = {}
         self._cache = {}
-        self._mult = None
         self.n_model_calls = 0
         self.n_rows_predicted = 0
 
@@ -161,18 +162,24 @@ class SampleStore:
         start, stop : int
             The new samples are rows ``start:stop`` of the store.
         """
-        keys, holds, ids, native = [], [], [], []
+        keys, holds, ids, native, hashes = [], [], [], [], []
         for anchor, n in requests:
             if self.shared is not None:
                 i = self._id(anchor)
                 start = self._cursor.get(i, 0)
                 self._cursor[i] = start + n
-                k, h, nat = self.instance.stream_samples(
-                    self._anchors[i], start, start + n, self.shared.seed, self.shared.cache
+                k, h, nat, hk = self.instance.stream_samples(
+                    self._anchors[i],
+                    start,
+                    start + n,
+                    self.shared.seed,
+                    self.shared.cache,
+                    return_hashes=True,
                 )
                 keys.append(k)
                 holds.append(h)
                 native.append(nat)
+                hashes.append(hk)
                 ids.append(np.full(n, i))
                 continue
             if self.stratified:
@@ -184,7 +191,7 @@ class SampleStore:
             holds.append(h)
             ids.append(np.full(n, self._id(anchor)))
         keys = np.ascontiguousarray(np.concatenate(keys))
-        labels = self._label(keys)
+        labels = self._label(keys, np.concatenate(hashes) if hashes else None)
         n_new = len(labels)
         if self.keys is None:
             self.keys = np.zeros((self.holds.shape[0], keys.shape[1]), dtype=keys.dtype)
@@ -199,21 +206,13 @@ class SampleStore:
         self.size = stop
         return start, stop
 
-    def _hash(self, keys):
-        """64-bit hash of each row of integer keys (a random linear map, wrapping mod 2**64).
+    def _label(self, keys, hashes=None):
+        """Predicted class of every row of ``keys``; each distinct row is predicted once.
 
-        Two different rows collide with probability about 2**-64, so equal hashes are taken
-        as equal inputs.
+        ``hashes`` are the rows' :func:`~skanchors._cache.row_hash` when already known.
         """
-        if self._mult is None or len(self._mult) != keys.shape[1]:
-            gen = np.random.default_rng(0x5CA1AB1E)
-            self._mult = gen.integers(1, 2**63, size=keys.shape[1], dtype=np.uint64) | 1
-        with np.errstate(over="ignore"):
-            return (keys.astype(np.uint64) * self._mult).sum(axis=1, dtype=np.uint64)
-
-    def _label(self, keys):
-        """Predicted class of every row of ``keys``; each distinct row is predicted once."""
-        hashes = self._hash(keys)
+        if hashes is None:
+            hashes = row_hash(keys)
         uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
         if self.shared is not None and self.shared.cache.enabled:
             # The shared cache already holds every prediction this search made.

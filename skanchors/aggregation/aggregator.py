@@ -127,6 +127,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._bandit import kl_lower_bound, kl_upper_bound
 from .._base import row_seed
+from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
 from ..samplers.text import TextInstance, tokenize
 from ._base import BaseGlobalAggregator
@@ -781,24 +782,6 @@ def _batch_key(docs):
     return h.hexdigest()
 
 
-_HASH_MULT = {}
-
-
-def _row_hash(keys):
-    """64-bit hash of each row of integer keys (a random linear map, wrapping mod 2**64).
-
-    Two different rows of one document collide with probability about 2**-64, so equal hashes
-    are taken as equal inputs (as in :class:`skanchors._search.SampleStore`).
-    """
-    width = keys.shape[1]
-    mult = _HASH_MULT.get(width)
-    if mult is None:
-        gen = np.random.default_rng([0x5CA1AB1E, width])
-        mult = _HASH_MULT[width] = gen.integers(1, 2**63, size=width, dtype=np.uint64) | 1
-    with np.errstate(over="ignore"):
-        return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
-
-
 class _Document:
     """Sampling state of one document: its instance, generator and label cache."""
 
@@ -847,7 +830,7 @@ def _label_all(model, requests):
     """
     todo_texts, todo_slots, out = [], [], []
     for doc, keys in requests:
-        hashes = _row_hash(keys)
+        hashes = row_hash(keys)
         uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
         cache = doc.cache
         hl = uniq.tolist()

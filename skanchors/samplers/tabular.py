@@ -17,7 +17,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._cache import STREAM_BLOCK
+from .._cache import STREAM_BLOCK, row_hash
 from .._explanation import Predicate
 from ..discretizers import _BaseDiscretizer, make_discretizer
 
@@ -153,7 +153,7 @@ class TabularSampler(BaseEstimator):
             self._weights = w / w.sum()
         self._cum = None if self._weights is None else np.cumsum(self._weights)
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
-        self._masks, self._packed, self._pools = {}, {}, {}
+        self._masks, self._packed, self._pools, self._trivial = {}, {}, {}, {}
         self.n_reference_ = n
         return self
 
@@ -174,6 +174,13 @@ class TabularSampler(BaseEstimator):
                     mask = bins >= value
             self._masks[gid] = mask
         return mask
+
+    def _informative(self, gid):
+        """Whether some reference row violates the predicate ``gid``."""
+        flag = self._trivial.get(gid)
+        if flag is None:
+            flag = self._trivial[gid] = not self._predicate_mask(gid).all()
+        return flag
 
     def _predicate_bits(self, gid):
         bits = self._packed.get(gid)
@@ -198,7 +205,7 @@ class TabularSampler(BaseEstimator):
         return pool
 
     def _row_bins(self, frame, row):
-        """Bin of each numeric feature of a one-row frame (NaN where missing).
+        """Bin of each numeric feature of a one-row frame or array (NaN where missing).
 
         ``row`` lists the frame's values.
         """
@@ -216,6 +223,8 @@ class TabularSampler(BaseEstimator):
             )
             out[np.isnan(values)] = np.nan
             return out
+        if isinstance(frame, np.ndarray):
+            frame = pd.DataFrame(frame)
         num = frame.iloc[:, self._numeric].astype(float)
         if not self._frame_input:
             num.columns = [f"x{j}" for j in self._numeric]
@@ -238,7 +247,7 @@ class TabularSampler(BaseEstimator):
                     raise ValueError("X has duplicate column names.")
                 self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
                 self.n_features_in_ = frame.shape[1]
-            else:
+            elif list(frame.columns) != list(self.feature_names_in_):
                 expected = list(self.feature_names_in_)
                 missing = [c for c in expected if c not in frame.columns]
                 unknown = [c for c in frame.columns if c not in expected]
@@ -254,14 +263,7 @@ class TabularSampler(BaseEstimator):
                     "The explainer was fitted on a DataFrame; pass a DataFrame with the columns "
                     f"{list(self.feature_names_in_)}, got {type(X).__name__}."
                 )
-            arr = check_array(
-                X,
-                dtype=None,
-                accept_sparse=False,
-                ensure_all_finite="allow-nan",
-                ensure_min_samples=2 if reset else 1,
-                input_name="X",
-            )
+            arr = self._check_array(X, reset)
             if reset:
                 self.feature_names_in_ = None
                 self.n_features_in_ = arr.shape[1]
@@ -275,6 +277,40 @@ class TabularSampler(BaseEstimator):
         if frame.shape[1] == 0:
             raise ValueError("X has no columns.")
         return frame
+
+    def _check_array(self, X, reset):
+        if (
+            not reset
+            and type(X) is np.ndarray
+            and X.ndim == 2
+            and X.dtype.kind in "biuf"
+            and X.shape[0] >= 1
+            and X.shape[1] >= 1
+            and (X.dtype.kind != "f" or not np.isinf(X).any())
+        ):
+            # What check_array would return for a finite-or-NaN numeric matrix (it costs a
+            # tenth of a millisecond per explained row).
+            return X
+        return check_array(
+            X,
+            dtype=None,
+            accept_sparse=False,
+            ensure_all_finite="allow-nan",
+            ensure_min_samples=2 if reset else 1,
+            input_name="X",
+        )
+
+    def _as_rows(self, X):
+        """``X`` validated: a DataFrame (in the reference column order) or a 2-d array."""
+        if self._frame_input or isinstance(X, (pd.DataFrame, pd.Series)):
+            return self._as_frame(X, reset=False)
+        arr = self._check_array(X, reset=False)
+        if arr.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {arr.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (the reference data's)."
+            )
+        return arr
 
     def _categorical_mask(self, frame):
         cf = self.categorical_features
@@ -314,26 +350,24 @@ class TabularSampler(BaseEstimator):
     def split(self, X):
         """Validate rows to explain and return them one by one (as 1-row frames or arrays)."""
         check_is_fitted(self, "n_reference_")
-        frame = self._as_frame(X, reset=False)
-        if len(frame) == 0:
+        rows = self._as_rows(X)
+        if len(rows) == 0:
             raise ValueError("X has no rows to explain.")
         if self._frame_input:
-            return [frame.iloc[[i]] for i in range(len(frame))]
-        arr = np.asarray(X)
-        return [arr[i : i + 1] for i in range(len(arr))]
+            return [rows.iloc[[i]] for i in range(len(rows))]
+        return [rows[i : i + 1] for i in range(len(rows))]
 
     def to_model_input(self, X):
         """The rows as the model expects them (reordered columns for DataFrames)."""
-        frame = self._as_frame(X, reset=False)
-        return frame if self._frame_input else np.asarray(X)
+        return self._as_rows(X)
 
     def instance(self, row):
         """An :class:`TabularInstance` sampler for one row (1-row DataFrame or array)."""
         check_is_fitted(self, "n_reference_")
-        frame = self._as_frame(row, reset=False)
-        if len(frame) != 1:
-            raise ValueError(f"instance() takes exactly one row, got {len(frame)}.")
-        return TabularInstance(self, frame)
+        data = self._as_rows(row)
+        if len(data) != 1:
+            raise ValueError(f"instance() takes exactly one row, got {len(data)}.")
+        return TabularInstance(self, data)
 
     def feature_names(self):
         """Names used in predicates: column names, or ``x0, x1, ...`` for arrays."""
@@ -352,7 +386,8 @@ class TabularInstance:
     samples and share their predictions (:mod:`skanchors._cache`).
     """
 
-    def __init__(self, parent, frame):
+    def __init__(self, parent, data):
+        """``data``: the row as a validated 1-row DataFrame or 2-d array."""
         self.parent = parent
         names = parent.feature_names()
         n_ref = parent.n_reference_
@@ -362,7 +397,11 @@ class TabularInstance:
         x_codes = np.empty(n_feat, dtype=np.int32)
         x_missing = np.zeros(n_feat, dtype=bool)
         self._values = list(parent._values)
-        row = [frame.iat[0, j] for j in range(n_feat)]
+        is_array = isinstance(data, np.ndarray)
+        if is_array:
+            row = data[0].tolist()
+        else:
+            row = [data.iat[0, j] for j in range(n_feat)]
         for j in range(n_feat):
             value = row[j]
             x_missing[j] = pd.isna(value)
@@ -370,17 +409,17 @@ class TabularInstance:
             if code is None or code >= len(self._values[j]):
                 # A value the reference data never had: it becomes a code of its own.
                 code = len(self._values[j])
-                if parent._frame_input:
+                if not is_array:
                     self._values[j] = pd.concat(
-                        [pd.Series(self._values[j]), frame.iloc[:, j]], ignore_index=True
+                        [pd.Series(self._values[j]), data.iloc[:, j]], ignore_index=True
                     ).array
                 else:
-                    value = np.array([row[j]], dtype=frame.dtypes.iloc[j])
+                    value = np.array([row[j]], dtype=data.dtype)
                     self._values[j] = np.concatenate([self._values[j], value])
             x_codes[j] = code
         self.x_codes = x_codes
         preds, gids, feats = [], [], []
-        x_bins = parent._row_bins(frame, row) if parent._numeric.size else None
+        x_bins = parent._row_bins(data, row) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
         for j, name in enumerate(names):
             if parent.categorical_[j]:
@@ -408,13 +447,12 @@ class TabularInstance:
                 preds.append(Predicate(name, ">", float(edges[b - 1]), j))
                 gids.append((j, 3, b))
                 feats.append(j)
-        masks = [parent._predicate_mask(g) for g in gids]
         # A predicate that every reference row satisfies (e.g. "Pclass <= 3.0" when 3 is the
         # largest value) constrains nothing: it would only lengthen rules.
-        informative = [i for i, m in enumerate(masks) if not m.all()]
+        informative = [i for i, g in enumerate(gids) if parent._informative(g)]
         self.predicates = [preds[i] for i in informative]
         self._gids = [gids[i] for i in informative]
-        masks = [masks[i] for i in informative]
+        masks = [parent._predicate_mask(gids[i]) for i in informative]
         self.n_predicates = d = len(self.predicates)
         self._feature_of = np.array([feats[i] for i in informative], dtype=np.intp)
         holds = np.empty((n_ref + 1, d), dtype=bool)
@@ -432,10 +470,10 @@ class TabularInstance:
         # The explained row is drawn (as a replacement value) only when no reference row
         # satisfies its predicates on a feature. Its streams are then its own: their samples
         # can hold values no other row has.
-        satisfied = {}  # feature -> reference rows satisfying all its predicates
-        for f, m in zip(self._feature_of.tolist(), masks):
-            satisfied[f] = m & satisfied[f] if f in satisfied else m
-        fallback = not all(m.any() for m in satisfied.values())
+        by_feature = {}  # feature -> its predicates (in the reference data's terms)
+        for f, g in zip(self._feature_of.tolist(), self._gids):
+            by_feature.setdefault(f, []).append(g)
+        fallback = any(parent._pool(tuple(g))[0].size == 0 for g in by_feature.values())
         self._fallback = fallback
         if fallback:
             self.stream_namespace = ("row", _stable_hash(repr(row)))
@@ -495,21 +533,26 @@ class TabularInstance:
                 src[bad, f] = self._draw(rng, n_bad, self._pool(f, preds))
         return src
 
-    def _encode(self, src, base, return_native):
+    def _keys(self, src):
+        """Value codes of the rows ``src`` (one reference row per feature) pick."""
         n_feat = len(self._values)
         codes = self.parent._codes
-        if self._fallback:
-            keys = codes[np.minimum(src, self._n_ref - 1), np.arange(n_feat)]
-            own = src == self._n_ref
-            if own.any():
-                keys[own] = np.broadcast_to(self.x_codes, src.shape)[own]
-        else:
-            keys = codes[src, np.arange(n_feat)]
+        if not self._fallback:
+            return codes[src, np.arange(n_feat)]
+        keys = codes[np.minimum(src, self._n_ref - 1), np.arange(n_feat)]
+        own = src == self._n_ref
+        if own.any():
+            keys[own] = np.broadcast_to(self.x_codes, src.shape)[own]
+        return keys
+
+    def _holds_of(self, src):
         d = self.n_predicates
         if d:
-            holds = self._holds[src[:, self._feature_of], np.arange(d)]
-        else:
-            holds = np.ones((len(src), 0), bool)
+            return self._holds[src[:, self._feature_of], np.arange(d)]
+        return np.ones((len(src), 0), bool)
+
+    def _encode(self, src, base, return_native):
+        keys, holds = self._keys(src), self._holds_of(src)
         if return_native:
             return keys, holds, self._holds[base]
         return keys, holds
@@ -535,11 +578,13 @@ class TabularInstance:
             key = self._stream_keys[anchor] = _stable_hash(repr((self.stream_namespace, gids)))
         return key
 
-    def stream_samples(self, anchor, start, stop, seed, cache):
+    def stream_samples(self, anchor, start, stop, seed, cache, return_hashes=False):
         """Samples ``start:stop`` of the stream of ``D(z | anchor)``: (codes, holds, native).
 
         Block ``b`` of a stream (:data:`~skanchors._cache.STREAM_BLOCK` samples) is drawn by a
-        generator seeded with ``(seed, stream key, b)`` and kept in ``cache``.
+        generator seeded with ``(seed, stream key, b)`` and kept in ``cache`` with its codes
+        and their :func:`~skanchors._cache.row_hash` (which ``return_hashes`` adds as a fourth
+        array): searches of other rows reading the block do not compute them again.
         """
         key = self.stream_key(anchor)
         first, last = start // STREAM_BLOCK, (stop - 1) // STREAM_BLOCK
@@ -549,17 +594,20 @@ class TabularInstance:
             def make(b=b):
                 rng = np.random.default_rng([seed, key, b])
                 base = self._draw(rng, STREAM_BLOCK)
-                return self._impose(anchor, base, rng), base
+                src = self._impose(anchor, base, rng)
+                keys = self._keys(src)
+                return src, base, keys, row_hash(keys)
 
             blocks.append(cache.block((key, b), make))
         offset = first * STREAM_BLOCK
         if len(blocks) == 1:
-            src, base = blocks[0]
+            parts = blocks[0]
         else:
-            src = np.concatenate([blk[0] for blk in blocks])
-            base = np.concatenate([blk[1] for blk in blocks])
+            parts = [np.concatenate([blk[j] for blk in blocks]) for j in range(4)]
         window = slice(start - offset, stop - offset)
-        return self._encode(src[window], base[window], True)
+        src, base, keys, hashes = (part[window] for part in parts)
+        out = (keys, self._holds_of(src), self._holds[base])
+        return out + (hashes,) if return_hashes else out
 
     def decode(self, keys):
         """Model input (DataFrame or array in the reference dtypes) for rows of codes."""
