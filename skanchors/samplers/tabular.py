@@ -465,6 +465,7 @@ class TabularInstance:
         self._cum = parent._cum
         self._choice_cache = {}
         self._stream_keys = {}
+        self._coverages = {}
         # Coverage by bit-sets: one packed row of reference rows per predicate.
         self._bits = np.stack([parent._predicate_bits(g) for g in self._gids]) if d else None
         # The explained row is drawn (as a replacement value) only when no reference row
@@ -626,16 +627,24 @@ class TabularInstance:
     def coverage(self, anchors):
         """Coverage of each anchor under the (possibly weighted) reference distribution."""
         out = np.empty(len(anchors))
+        known = self._coverages
         for i, anchor in enumerate(anchors):
             if not anchor:
                 out[i] = 1.0
                 continue
-            bits = self._covered_bits(anchor)
-            if self._weights is None:
-                out[i] = _bitcount(bits) / self._n_ref
-            else:
-                covered = np.unpackbits(bits, count=self._n_ref).astype(bool)
-                out[i] = self._weights[covered].sum()
+            anchor = tuple(anchor)
+            value = known.get(anchor)
+            if value is None:
+                bits = self._covered_bits(anchor)
+                if self._weights is None:
+                    value = _bitcount(bits) / self._n_ref
+                else:
+                    covered = np.unpackbits(bits, count=self._n_ref).astype(bool)
+                    value = float(self._weights[covered].sum())
+                # The stratified arms ask for the same predicate groups at every search step.
+                if len(known) < 4096:
+                    known[anchor] = value
+            out[i] = value
         return out
 
     def reference_coverage(self, anchor):
