@@ -400,16 +400,25 @@ class StratifiedArms:
         changed = np.zeros(m, dtype=bool)
         # Samples drawn for an arm itself: stratum 1 where E holds, else stratum 2.
         lookup = self._own_arm
-        arm = np.where(ids < len(lookup), lookup[np.minimum(ids, len(lookup) - 1)], -1)
+        top = int(ids.max())
+        if top >= len(lookup):  # conditioning sets registered since (none of them an arm)
+            grown = np.full(top + 1, -1, dtype=np.intp)
+            grown[: len(lookup)] = lookup
+            lookup = self._own_arm = grown
+        arm = lookup[ids]
         rows = np.flatnonzero(arm >= 0)
         if rows.size:
             arm = arm[rows]
-            e = store.native[start + rows[:, None], self._group_index[arm]].all(axis=1)
-            right = store.labels[start + rows] == store.target
-            self.n1 += np.bincount(arm[e], minlength=m)
-            self.pos1 += np.bincount(arm[e & right], minlength=m)
-            self.n2 += np.bincount(arm[~e], minlength=m)
-            self.pos2 += np.bincount(arm[~e & right], minlength=m)
+            at = start + rows
+            e = store.native[at[:, None], self._group_index[arm]].all(axis=1)
+            right = store.labels[at] == store.target
+            slot = 2 * arm + ~e  # arm's stratum 1 (even) or 2 (odd)
+            n = np.bincount(slot, minlength=2 * m)
+            pos = np.bincount(slot[right], minlength=2 * m)
+            self.n1 += n[0::2]
+            self.n2 += n[1::2]
+            self.pos1 += pos[0::2]
+            self.pos2 += pos[1::2]
             changed[arm] = True
         # Samples drawn for a parent: stratum 1 of each child whose group they satisfy.
         for pid, children in self._children.items():
@@ -478,7 +487,7 @@ class StratifiedArms:
             cached_beta, values = self._cache[name]
             stale = indices[~(cached_beta[indices] >= beta)]
             if stale.size:
-                self._compute(np.unique(stale), at, name)
+                self._compute(stale, at, name)
             out.append(values[indices].copy())
         return tuple(out)
 
@@ -504,7 +513,7 @@ class StratifiedArms:
         cb = cached_beta[indices]
         exact = cb >= beta
         changed = np.isnan(cb)
-        must = np.unique(indices[changed])
+        must = indices[changed]
         if must.size:
             self._compute(must, at, side)
             exact = exact | changed
@@ -523,7 +532,7 @@ class StratifiedArms:
             if known.size < k:
                 # Too few exact bounds: compute the most promising arms first.
                 first = todo[: k - known.size]
-                self._compute(np.unique(first), at, side)
+                self._compute(first, at, side)
                 known = np.concatenate([known, sign * values[first]])
                 todo, optimistic = todo[len(first) :], optimistic[len(first) :]
             # The k-th best exact bound: arms that might reach it (margin: the solvers'
@@ -531,7 +540,7 @@ class StratifiedArms:
             kth = np.sort(known)[-k] if known.size >= k else -np.inf
             reach = todo[optimistic >= kth - _PRUNE_MARGIN]
             if reach.size:
-                self._compute(np.unique(reach), at, side)
+                self._compute(reach, at, side)
         # Skipped arms are below the k-th best by more than the margin (exact or not).
         score = np.where(cached_beta[indices] >= beta, sign * values[indices], -np.inf)
         pos = np.argsort(-score, kind="stable")[:k]
@@ -539,7 +548,8 @@ class StratifiedArms:
         return pos, values[indices[pos]].copy()
 
     def _compute(self, stale, at, name):
-        """Bounds of arms ``stale`` (unique indices) on side ``name`` at rate ``at``, cached."""
+        """Bounds of arms ``stale`` on side ``name`` at rate ``at``, cached (an index given
+        twice is computed twice: callers pass distinct arms)."""
         cached_beta, values = self._cache[name]
         if stale.size <= SCALAR_ARMS:
             lower = name == "lower"
