@@ -507,6 +507,8 @@ class StratifiedArms:
         """
         indices = np.asarray(indices, dtype=np.intp)
         beta = float(beta)
+        if indices.size <= SCALAR_ARMS:
+            return self._extreme_bound_small(indices, beta, side, k)
         at = math.ceil(beta * 8.0) / 8.0
         sign = 1.0 if side == "upper" else -1.0  # maximise sign * bound
         cached_beta, values = self._cache[side]
@@ -546,6 +548,58 @@ class StratifiedArms:
         pos = np.argsort(-score, kind="stable")[:k]
         pos = pos[np.isfinite(score[pos])]
         return pos, values[indices[pos]].copy()
+
+    def _extreme_bound_small(self, indices, beta, side, k):
+        """:meth:`extreme_bound` in plain floats, for up to ``SCALAR_ARMS`` arms (the same
+        operations in the same order, so the same answer: numpy's per-call overhead would
+        cost more than the arithmetic)."""
+        at = math.ceil(beta * 8.0) / 8.0
+        sign = 1.0 if side == "upper" else -1.0
+        cached_beta, values = self._cache[side]
+        idx = indices.tolist()
+        cb = cached_beta[indices].tolist()
+        must = [i for i, b in zip(idx, cb) if b != b]  # NaN: counts changed
+        if must:
+            self._compute(np.array(must, dtype=np.intp), at, side)
+        vals = values[indices].tolist()
+        exact = [b >= beta or b != b for b in cb]
+        known, moving = [], []
+        for t, ok in enumerate(exact):
+            (known if ok else moving).append(t)
+        if moving:
+            # Optimistic values of the arms whose bound was computed at a smaller rate.
+            est = self.precision_estimates()
+            rate_at = _two_term_rate_scalar(at)
+            optimistic = []
+            for t in moving:
+                c, old, old_at = float(est[idx[t]]), vals[t], cb[t]
+                s = max(at / old_at, rate_at / _two_term_rate_scalar(old_at))
+                optimistic.append(sign * (c + s * (old - c)))
+            order = sorted(range(len(moving)), key=lambda u: -optimistic[u])
+            todo = [moving[u] for u in order]
+            optimistic = [optimistic[u] for u in order]
+            best = [sign * vals[t] for t in known]
+            if len(best) < k:
+                first = todo[: k - len(best)]
+                self._compute(indices[first], at, side)
+                fresh = values[indices[first]].tolist()
+                for t, v in zip(first, fresh):
+                    vals[t] = v
+                    exact[t] = True
+                best += [sign * v for v in fresh]
+                todo, optimistic = todo[len(first) :], optimistic[len(first) :]
+            kth = sorted(best)[-k] if len(best) >= k else -math.inf
+            reach = [t for t, o in zip(todo, optimistic) if o >= kth - _PRUNE_MARGIN]
+            if reach:
+                self._compute(indices[reach], at, side)
+                for t, v in zip(reach, values[indices[reach]].tolist()):
+                    vals[t] = v
+                    exact[t] = True
+        # Skipped arms are below the k-th best by more than the margin (exact or not).
+        score = [sign * v if ok else -math.inf for v, ok in zip(vals, exact)]
+        pos = sorted(range(len(score)), key=lambda t: -score[t])[:k]
+        pos = np.array([t for t in pos if score[t] != -math.inf], dtype=np.intp)
+        return pos, np.array([vals[t] for t in pos.tolist()], dtype=float)
 
     def _compute(self, stale, at, name):
         """Bounds of arms ``stale`` on side ``name`` at rate ``at``, cached (an index given

@@ -403,8 +403,11 @@ def test_bound_region_scales_about_the_estimate():
         assert ub1[0] >= ub0[0] - 1e-12 and lb1[0] <= lb0[0] + 1e-12
 
 
+@pytest.mark.parametrize("path", ["plain floats", "numpy"])
 @pytest.mark.parametrize("side", ["upper", "lower"])
-def test_extreme_bound_equals_the_full_argmax_and_computes_fewer(side):
+def test_extreme_bound_equals_the_full_argmax_and_computes_fewer(side, path, monkeypatch):
+    if path == "numpy":  # the vectorised code that serves more than SCALAR_ARMS arms
+        monkeypatch.setattr("skanchors._search.SCALAR_ARMS", 0)
     rng = np.random.default_rng(0)
     m = 14
     means1 = rng.uniform(0.3, 1.0, size=m)

@@ -154,6 +154,7 @@ class TabularSampler(BaseEstimator):
         self._cum = None if self._weights is None else np.cumsum(self._weights)
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
         self._masks, self._packed, self._pools, self._trivial = {}, {}, {}, {}
+        self._flat = None
         self.n_reference_ = n
         return self
 
@@ -174,6 +175,12 @@ class TabularSampler(BaseEstimator):
                     mask = bins >= value
             self._masks[gid] = mask
         return mask
+
+    def _flat_values(self):
+        """The reference values as one flat array (see :meth:`TabularInstance.decode`)."""
+        if self._flat is None:
+            self._flat = _flatten(self._values)
+        return self._flat
 
     def _informative(self, gid):
         """Whether some reference row violates the predicate ``gid``."""
@@ -397,6 +404,8 @@ class TabularInstance:
         x_codes = np.empty(n_feat, dtype=np.int32)
         x_missing = np.zeros(n_feat, dtype=bool)
         self._values = list(parent._values)
+        self._own_values = False  # values the reference data never had were appended
+        self._flat = None
         is_array = isinstance(data, np.ndarray)
         if is_array:
             row = data[0].tolist()
@@ -409,6 +418,7 @@ class TabularInstance:
             if code is None or code >= len(self._values[j]):
                 # A value the reference data never had: it becomes a code of its own.
                 code = len(self._values[j])
+                self._own_values = True
                 if not is_array:
                     self._values[j] = pd.concat(
                         [pd.Series(self._values[j]), data.iloc[:, j]], ignore_index=True
@@ -613,10 +623,14 @@ class TabularInstance:
     def decode(self, keys):
         """Model input (DataFrame or array in the reference dtypes) for rows of codes."""
         parent = self.parent
-        cols = [values.take(keys[:, j]) for j, values in enumerate(self._values)]
         if parent._frame_input:
+            cols = [values.take(keys[:, j]) for j, values in enumerate(self._values)]
             return pd.DataFrame(dict(zip(parent.feature_names_in_, cols)), copy=False)
-        return np.column_stack(cols).astype(parent._dtype, copy=False)
+        # Arrays: every feature's values in one flat array, read with one gather.
+        if self._flat is None:
+            self._flat = _flatten(self._values) if self._own_values else parent._flat_values()
+        flat, offsets = self._flat
+        return flat.take(keys + offsets).astype(parent._dtype, copy=False)
 
     def _covered_bits(self, anchor):
         bits = self._bits[anchor[0]].copy()
@@ -652,6 +666,14 @@ class TabularInstance:
         if not anchor:
             return 1.0
         return _bitcount(self._covered_bits(anchor)) / self._n_ref
+
+
+def _flatten(values):
+    """Per-feature value arrays as one array and each feature's offset into it."""
+    sizes = [len(v) for v in values]
+    offsets = np.zeros(len(values), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=offsets[1:])
+    return np.concatenate(values), offsets
 
 
 def _stable_hash(text):
