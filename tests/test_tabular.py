@@ -197,6 +197,31 @@ def test_unseen_category_value_is_sampled_from_the_instance():
     assert anchor.precision == 1.0 and anchor.coverage == 0.0
 
 
+def test_unseen_category_value_in_an_array_reaches_the_model():
+    # Arrays decode all features from one flat value array; a value the reference data
+    # never had is the explained row's own and must reach the model as itself.
+    X = np.column_stack([np.tile([0.0, 1.0], 100), np.arange(200.0)])
+    seen = []
+
+    def model(X):
+        seen.append(X[:, 0].copy())
+        p = (X[:, 0] == 7.0).astype(float)
+        return np.column_stack([1 - p, p])
+
+    explainer = AnchorExplainer(model, categorical_features=[0], random_state=0).fit(X)
+    anchor = explainer.explain(np.array([[7.0, 3.0]]))[0]
+    assert [str(p) for p in anchor.predicates] == ["x0 = 7.0"]
+    assert anchor.precision == 1.0 and anchor.coverage == 0.0
+    values = np.concatenate(seen)
+    assert set(np.unique(values).tolist()) == {0.0, 1.0, 7.0}
+    # The reference rows decode to themselves.
+    inst = explainer.sampler_.instance(X[:1])
+    keys, _, _ = inst.stream_samples((), 0, 50, 0, explainer._cache)
+    decoded = inst.decode(keys)
+    assert decoded.dtype == X.dtype
+    assert all((row == X).all(axis=1).any() for row in decoded)
+
+
 def test_rows_with_different_unseen_values_never_share_predictions():
     # Both unseen values get the same code in the sampler; their samples must not be taken
     # for each other's in the prediction cache.
