@@ -130,6 +130,8 @@ def main(argv=None):
         raise SystemExit("valgrind is not installed (apt-get install valgrind).")
     cells = [c for c in args.cells.split(",") if c]
     started = datetime.datetime.now(datetime.timezone.utc)
+    # Named now, when they are exported: the runs take minutes and HEAD may move meanwhile.
+    base_name, new_name = revisions.describe(args.base), revisions.describe(args.new)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         roots = {"base": export(args.base, tmp / "base"), "new": export(args.new, tmp / "new")}
@@ -162,7 +164,6 @@ def main(argv=None):
             f"instructions ({work['new'] / work['base']:.3f}x), same anchors: {same}",
             flush=True,
         )
-    base_name, new_name = revisions.describe(args.base), revisions.describe(args.new)
     lines = [
         "# skanchors against itself: two revisions, instructions counted by valgrind",
         "",
