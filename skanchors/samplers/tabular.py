@@ -153,7 +153,7 @@ class TabularSampler(BaseEstimator):
             self._weights = w / w.sum()
         self._cum = None if self._weights is None else np.cumsum(self._weights)
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
-        self._masks, self._packed, self._pools, self._trivial = {}, {}, {}, {}
+        self._masks, self._packed, self._pools, self._constrains = {}, {}, {}, {}
         self._flat = None
         self.n_reference_ = n
         return self
@@ -184,9 +184,9 @@ class TabularSampler(BaseEstimator):
 
     def _informative(self, gid):
         """Whether some reference row violates the predicate ``gid``."""
-        flag = self._trivial.get(gid)
+        flag = self._constrains.get(gid)
         if flag is None:
-            flag = self._trivial[gid] = not self._predicate_mask(gid).all()
+            flag = self._constrains[gid] = not self._predicate_mask(gid).all()
         return flag
 
     def _predicate_bits(self, gid):
