@@ -25,13 +25,15 @@ modality, through four members:
     before the anchor was imposed. They enable the stratified estimate of
     :class:`StratifiedArms`.
 
-``stream_samples(anchor, start, stop, seed, cache, return_hashes)``, ``stream_namespace`` (optional)
+``stream_samples(anchor, start, stop, seed, cache, ...)``, ``stream_namespace`` (optional)
     Samplers whose ``D(z | A)`` depends on the predicates of ``A`` and not on the instance
     (tabular) offer streams: sample ``i`` of a predicate set depends on the seed, the set and
     ``i`` only. Searches of different rows then read the same samples and share their
     predictions through :class:`skanchors._cache.SampleCache`, without changing any result.
     With ``return_hashes=True`` a fourth array holds the :func:`~skanchors._cache.row_hash`
-    of the keys, computed once per stream block rather than once per search.
+    of the keys, computed once per stream block rather than once per search; with
+    ``return_holds=False`` the holds matrix is None (stores without ``exact_reuse`` never
+    read it).
 
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
 valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
@@ -106,12 +108,15 @@ class SampleStore:
         self.shared = shared if hasattr(instance, "stream_samples") else None
         self._cursor = {}  # stream positions read so far, per conditioning set
         cap = 1024
-        self.holds = np.zeros((cap, instance.n_predicates), dtype=bool)
+        self.exact_reuse = bool(getattr(instance, "exact_reuse", False))
+        # Which predicates each sample satisfies: only subset reuse (exact_reuse) reads it.
+        self.holds = None
+        if self.exact_reuse:
+            self.holds = np.zeros((cap, instance.n_predicates), dtype=bool)
         self.anchor_id = np.zeros(cap, dtype=np.int64)
         self.labels = np.zeros(cap, dtype=np.int64)
         self.keys = None
         self.size = 0
-        self.exact_reuse = bool(getattr(instance, "exact_reuse", False))
         # Stratified reuse (StratifiedArms) needs the base rows' own predicate values.
         self.stratified = not self.exact_reuse and hasattr(instance, "predicate_features")
         self.native = None
@@ -137,7 +142,7 @@ class SampleStore:
 
     def _grow(self, extra):
         need = self.size + extra
-        cap = self.holds.shape[0]
+        cap = self.anchor_id.shape[0]
         if need <= cap:
             return
         new_cap = max(need, 2 * cap)
@@ -175,6 +180,7 @@ class SampleStore:
                     self.shared.seed,
                     self.shared.cache,
                     return_hashes=True,
+                    return_holds=self.holds is not None,
                 )
                 keys.append(k)
                 holds.append(h)
@@ -194,11 +200,12 @@ class SampleStore:
         labels = self._label(keys, np.concatenate(hashes) if hashes else None)
         n_new = len(labels)
         if self.keys is None:
-            self.keys = np.zeros((self.holds.shape[0], keys.shape[1]), dtype=keys.dtype)
+            self.keys = np.zeros((self.anchor_id.shape[0], keys.shape[1]), dtype=keys.dtype)
         self._grow(n_new)
         start, stop = self.size, self.size + n_new
         self.keys[start:stop] = keys
-        self.holds[start:stop] = np.concatenate(holds)
+        if self.holds is not None:
+            self.holds[start:stop] = np.concatenate(holds)
         self.anchor_id[start:stop] = np.concatenate(ids)
         self.labels[start:stop] = labels
         if self.stratified:
@@ -272,6 +279,11 @@ class SampleStore:
         if reuse == "exact":
             cand_ids = np.array([self._anchor_index.get(tuple(sorted(c)), -1) for c in candidates])
             return ids[:, None] == cand_ids[None, :]
+        if self.holds is None:
+            raise ValueError(
+                "reuse='subset' needs which predicates each sample satisfies, which the store "
+                "keeps only for samplers with exact_reuse."
+            )
         # Conditioning set of the sample contained in the candidate, and candidate holds.
         cand = [set(c) for c in candidates]
         subset = np.array([[set(a) <= c for c in cand] for a in self._anchors], dtype=bool)

@@ -848,8 +848,10 @@ def test_stratified_reuse_of_parent_samples_is_unbiased(adult_model):
             keys, _ = instance.sample(child, 40000, rng)
             truth = np.mean(predict(instance.decode(keys)))
             errors.append(estimate[j] - truth)
+            # Parent samples that satisfy the child: the child's predicate is on another
+            # feature than the parent's, which the parent leaves as the base row had it.
             naive = (ids == store._id(child)) | (
-                (ids == store._id(parent)) & store.holds[: store.size, child[1]]
+                (ids == store._id(parent)) & store.native[: store.size, child[1]]
             )
             naive_errors.append(store.correct[naive].mean() - truth)
             reused.append(arms.n_samples[j] - n_own)

@@ -597,13 +597,16 @@ class TabularInstance:
             key = self._stream_keys[anchor] = _stable_hash(repr((self.stream_namespace, gids)))
         return key
 
-    def stream_samples(self, anchor, start, stop, seed, cache, return_hashes=False):
+    def stream_samples(
+        self, anchor, start, stop, seed, cache, return_hashes=False, return_holds=True
+    ):
         """Samples ``start:stop`` of the stream of ``D(z | anchor)``: (codes, holds, native).
 
         Block ``b`` of a stream (:data:`~skanchors._cache.STREAM_BLOCK` samples) is drawn by a
         generator seeded with ``(seed, stream key, b)`` and kept in ``cache`` with its codes
         and their :func:`~skanchors._cache.row_hash` (which ``return_hashes`` adds as a fourth
         array): searches of other rows reading the block do not compute them again.
+        ``return_holds=False`` skips the holds matrix (None in its place).
         """
         key = self.stream_key(anchor)
         first, last = start // STREAM_BLOCK, (stop - 1) // STREAM_BLOCK
@@ -625,7 +628,7 @@ class TabularInstance:
             parts = [np.concatenate([blk[j] for blk in blocks]) for j in range(4)]
         window = slice(start - offset, stop - offset)
         src, base, keys, hashes = (part[window] for part in parts)
-        out = (keys, self._holds_of(src), self._holds[base])
+        out = (keys, self._holds_of(src) if return_holds else None, self._holds[base])
         return out + (hashes,) if return_hashes else out
 
     def decode(self, keys):
