@@ -778,8 +778,10 @@ def versions():
             text=True,
             check=True,
         ).stdout.strip()
+        # Local changes to the code that runs (not to result files a previous run wrote).
         dirty = subprocess.run(
-            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no", "--"]
+            + ["skanchors", "bench/*.py"],
             capture_output=True,
             text=True,
             check=True,
