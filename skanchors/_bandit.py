@@ -575,6 +575,8 @@ class KLLUCB:
             arms.pull(empty, size)
         if n_best >= n_arms:
             return _ranking(arms)[-n_arms:]
+        # Arms with a finite supply of samples (arms.n_available) are not pulled once spent.
+        available = getattr(arms, "n_available", None)
         for t in range(1, self.max_rounds + 1):
             order = _ranking(arms)
             top, rest = order[-n_best:], order[:-n_best]
@@ -588,7 +590,8 @@ class KLLUCB:
                 if ub_top[0] - lb_min <= epsilon:
                     break
                 strong = rest[i[ub_top - lb_min > epsilon]]
-                arms.pull(np.concatenate([top[j], strong]), batch_size)
+                if not _pull(arms, np.concatenate([top[j], strong]), batch_size, available):
+                    break
                 continue
             ub = arm_bounds(arms, rest, beta, side="upper")[1]
             lb = arm_bounds(arms, top, beta, side="lower")[0]
@@ -598,13 +601,25 @@ class KLLUCB:
             if self.pulls == "pair":
                 strongest = np.argsort(-ub, kind="stable")[:k]
                 strong = rest[strongest[ub[strongest] - lb.min() > epsilon]]
-                arms.pull(np.concatenate([[weakest], strong]), batch_size)
+                pulled = np.concatenate([[weakest], strong])
             else:
-                ambiguous = np.concatenate(
+                pulled = np.concatenate(
                     [rest[ub - lb.min() > epsilon], top[ub.max() - lb > epsilon]]
                 )
-                arms.pull(ambiguous, batch_size)
+            if not _pull(arms, pulled, batch_size, available):
+                break
         return _ranking(arms)[-n_best:]
+
+
+def _pull(arms, indices, n, available):
+    """Pull the arms that still have samples to give; False when none has."""
+    indices = np.asarray(indices, dtype=np.intp)
+    if available is not None:
+        indices = indices[arms.n_samples[indices] < available[indices]]
+        if not indices.size:
+            return False
+    arms.pull(indices, n)
+    return True
 
 
 class BatchSAR:

@@ -44,31 +44,39 @@ class BaseExplainer(TransformerMixin, BaseEstimator):
 
     def _make_sampler(self, X):
         """The sampler for ``X``: the user's, else text or tabular by the data."""
+        # ``perturbation`` is AnchorExplainer's only (LIME draws unconditioned rows, which
+        # both perturbations draw alike).
+        perturbation = getattr(self, "perturbation", "replace")
+        names = "discretizer, categorical_features" + (
+            " and perturbation" if hasattr(self, "perturbation") else ""
+        )
         tabular_defaults = (
             isinstance(self.discretizer, str)
             and self.discretizer == "quartile"
             and isinstance(self.categorical_features, str)
             and self.categorical_features == "auto"
+            and perturbation == "replace"
         )
         if self.sampler is not None:
             if not tabular_defaults:
                 raise ValueError(
-                    "discretizer and categorical_features configure the default tabular "
-                    "sampler; with a custom sampler, set them on the sampler and leave these "
-                    "at their defaults."
+                    f"{names} configure the default tabular sampler; with a custom sampler, "
+                    "set them on the sampler and leave these at their defaults."
                 )
             return clone(self.sampler)
         if is_text(X):
             if not tabular_defaults:
                 raise ValueError(
-                    "discretizer and categorical_features apply to tabular data; X holds "
-                    "documents. Leave them at their defaults or pass X as a table."
+                    f"{names} apply to tabular data; X holds documents. Leave them at their "
+                    "defaults or pass X as a table."
                 )
             from .samplers.text import CorpusSampler
 
             return CorpusSampler()
         return TabularSampler(
-            discretizer=self.discretizer, categorical_features=self.categorical_features
+            discretizer=self.discretizer,
+            categorical_features=self.categorical_features,
+            perturbation=perturbation,
         )
 
 

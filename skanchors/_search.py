@@ -59,7 +59,9 @@ from ._cache import lookup, row_hash
 
 __all__ = [
     "SampleStore",
+    "ReferenceStore",
     "CandidateArms",
+    "ReferenceArms",
     "StratifiedArms",
     "beam_search",
     "estimate",
@@ -128,9 +130,18 @@ class SampleStore:
         self.n_model_calls = 0
         self.n_rows_predicted = 0
 
+    draws_reference_rows = False
+
     @property
     def correct(self):
         return self.labels[: self.size] == self.target
+
+    def arms(self, candidates, parents=None):
+        """The bandit's arms for ``candidates`` (``parents[i]``: ``candidates[i]`` minus one
+        predicate, for the stratified estimate; None for plain counts)."""
+        if self.stratified and parents is not None:
+            return StratifiedArms(self, candidates, parents)
+        return CandidateArms(self, candidates)
 
     def _id(self, anchor):
         anchor = tuple(sorted(anchor))
@@ -322,6 +333,152 @@ class CandidateArms:
         correct = (self.store.labels[start:stop] == self.store.target).astype(np.float32)
         self.n_samples += valid.sum(axis=0)
         self.n_positives += correct @ valid
+
+
+class ReferenceStore(SampleStore):
+    """The samples of an instance whose ``D(z | A)`` is the reference rows satisfying ``A``.
+
+    For samplers with ``draws_reference_rows`` (the tabular ``perturbation="reference"``).
+    The reference rows are read in one random order (``instance.reference_order``, fixed by
+    the explainer's seed). The samples of a rule are its rows, in that order, up to the first
+    one not drawn yet: a uniform draw without replacement from the rows that satisfy it,
+    whichever rules the rows were drawn for (a draw for a rule takes its next rows, so a rule
+    covering a drawn rule's rows finds no gap in them). Every sample thus serves every rule it
+    satisfies, without bias, and counts once: a rule that covers ``k`` reference rows has at
+    most ``k`` samples, so its confidence bounds are those of ``k`` rows of the data, not of
+    as many draws as the search would like.
+
+    Parameters are those of :class:`SampleStore`; with ``shared`` the order comes from its
+    seed (the same for every explained row), else from ``rng``.
+    """
+
+    draws_reference_rows = True
+    exact_reuse = True
+    stratified = False
+
+    def __init__(self, instance, predict, target, rng, shared=None):
+        self.instance = instance
+        self.predict = predict
+        self.target = target
+        self.rng = rng
+        self.shared = shared
+        seed = shared.seed if shared is not None else int(rng.integers(2**31))
+        self._keys, self._hashes, self._holds = instance.reference_order(seed)
+        n = len(self._hashes)
+        self._drawn = np.zeros(n, dtype=bool)
+        self._class = np.full(n, -1, dtype=np.int64)  # predictions of the drawn rows
+        self._order = []  # positions drawn, one array per draw
+        self._rows = {(): np.arange(n)}  # positions of the rows satisfying each rule
+        self._prefix = {}  # rule -> [samples, positives]
+        self._cache = {}
+        self.n_model_calls = 0
+        self.n_rows_predicted = 0
+
+    def _positions(self):
+        if len(self._order) > 1:
+            self._order = [np.concatenate(self._order)]
+        return self._order[0] if self._order else np.zeros(0, dtype=np.intp)
+
+    @property
+    def size(self):
+        return int(self._drawn.sum())
+
+    @property
+    def keys(self):
+        return self._keys[self._positions()]
+
+    @property
+    def labels(self):
+        return self._class[self._positions()]
+
+    def arms(self, candidates, parents=None):
+        return ReferenceArms(self, candidates)
+
+    def rows(self, anchor):
+        """Positions (in the drawing order) of the reference rows that satisfy ``anchor``."""
+        anchor = tuple(sorted(anchor))
+        rows = self._rows.get(anchor)
+        if rows is None:
+            shorter = self.rows(anchor[:-1])
+            rows = self._rows[anchor] = shorter[self._holds[shorter, anchor[-1]]]
+        return rows
+
+    def prefix(self, anchor):
+        """``(samples, positives)`` of ``anchor``: its rows up to the first not drawn."""
+        anchor = tuple(sorted(anchor))
+        rows = self.rows(anchor)
+        state = self._prefix.get(anchor)
+        if state is None:
+            state = self._prefix[anchor] = [0, 0]
+        p = state[0]
+        if p < len(rows) and self._drawn[rows[p]]:
+            start = p
+            while p < len(rows):
+                window = self._drawn[rows[p : p + 512]]
+                k = int(np.argmin(window))
+                if not window[k]:
+                    p += k
+                    break
+                p += len(window)
+            got = self._class[rows[start:p]] == self.target
+            state[0], state[1] = p, state[1] + int(np.count_nonzero(got))
+        return state[0], state[1]
+
+    def draw(self, requests):
+        """Draw the next ``n`` rows of each ``(anchor, n)`` request, in one model call.
+
+        Returns the store's ``(start, stop)`` of the rows not drawn before.
+        """
+        new = []
+        for anchor, n in requests:
+            p, _ = self.prefix(anchor)
+            new.append(self.rows(anchor)[p : p + int(n)])
+        new = np.unique(np.concatenate(new)) if new else np.zeros(0, dtype=np.intp)
+        new = new[~self._drawn[new]]
+        start = self.size
+        if new.size:
+            self._class[new] = self._label(self._keys[new], self._hashes[new])
+            self._drawn[new] = True
+            self._order.append(new)
+        return start, start + new.size
+
+    def valid(self, candidates, start=0, stop=None, reuse=None):
+        """Boolean matrix (drawn rows start:stop x candidates): the candidate's samples."""
+        pos = self._positions()[start:stop]
+        out = np.zeros((len(pos), len(candidates)), dtype=bool)
+        inside = np.zeros(len(self._drawn), dtype=bool)
+        for j, cand in enumerate(candidates):
+            p, _ = self.prefix(cand)
+            inside[:] = False
+            inside[self.rows(cand)[:p]] = True
+            out[:, j] = inside[pos]
+        return out
+
+
+class ReferenceArms:
+    """The bandit's arms on a :class:`ReferenceStore`: counts read from each rule's rows.
+
+    ``n_available`` is how many samples an arm can ever have (the reference rows it covers);
+    the bandit and the validation stop sampling an arm that has them all.
+    """
+
+    def __init__(self, store, candidates):
+        self.store = store
+        self.candidates = [tuple(sorted(c)) for c in candidates]
+        m = len(self.candidates)
+        self.n_available = np.array([len(store.rows(c)) for c in self.candidates], dtype=float)
+        self.n_samples, self.n_positives = np.zeros(m), np.zeros(m)
+        self._refresh()
+
+    def _refresh(self):
+        for i, cand in enumerate(self.candidates):
+            self.n_samples[i], self.n_positives[i] = self.store.prefix(cand)
+
+    def pull(self, indices, n):
+        """Draw ``n`` more rows for each arm in ``indices`` (one model call); a drawn row
+        then counts for every arm whose rows reach it without a gap."""
+        self.store.draw([(self.candidates[i], int(n)) for i in indices])
+        self._refresh()
 
 
 class StratifiedArms:
@@ -653,9 +810,7 @@ def _two_term_rate_array(beta):
 
 def make_arms(store, candidates, parents):
     """The bandit's arms for ``candidates`` (``parents[i]`` is ``candidates[i]`` minus one)."""
-    if store.stratified:
-        return StratifiedArms(store, candidates, parents)
-    return CandidateArms(store, candidates)
+    return store.arms(candidates, parents)
 
 
 def estimate(store, order, beta):
@@ -669,11 +824,8 @@ def estimate(store, order, beta):
     """
     order = list(order)
     prefixes = [tuple(sorted(order[:k])) for k in range(1, len(order) + 1)] or [()]
-    if order and store.stratified:
-        parents = [tuple(order[: k - 1]) for k in range(1, len(order) + 1)]
-        arms = StratifiedArms(store, prefixes, parents)
-    else:
-        arms = CandidateArms(store, prefixes)
+    parents = [tuple(order[: k - 1]) for k in range(1, len(order) + 1)] if order else None
+    arms = store.arms(prefixes, parents)
     lb, ub = arm_bounds(arms, [len(prefixes) - 1], beta)
     n = arms.n_samples.astype(np.int64)
     return n, np.asarray(arm_means(arms), dtype=float), float(lb[0]), float(ub[0])
@@ -707,8 +859,10 @@ def _validate(arms, indices, threshold, beta, batch_size):
         undecided = ((mean >= threshold) & (lb < threshold - eps)) | (
             (mean < threshold) & (ub >= threshold + eps)
         )
-        undecided &= n < _MAX_VALIDATION_SAMPLES
+        available = getattr(arms, "n_available", None)
+        available = _MAX_VALIDATION_SAMPLES if available is None else available[indices]
         undecided |= n == 0
+        undecided &= n < np.minimum(available, _MAX_VALIDATION_SAMPLES)
         if not undecided.any():
             return (mean >= threshold) & (lb > threshold - eps)
         arms.pull(indices[undecided], batch_size)
@@ -736,7 +890,8 @@ def beam_search(
     the bandit on precision) by one predicate, and stop when no extension can beat the coverage
     of the best anchor found, or at ``max_anchor_size`` predicates.
     """
-    store = SampleStore(instance, predict, target, rng, shared)
+    make_store = ReferenceStore if getattr(instance, "draws_reference_rows", False) else SampleStore
+    store = make_store(instance, predict, target, rng, shared)
     d = instance.n_predicates
     # Samples from D(z) itself serve every candidate of the first round.
     store.draw([((), batch_size)])
@@ -747,7 +902,7 @@ def beam_search(
     # benchmark's 4 models x 40 rows, beam 1: rows +2-7 %; anchors reaching the threshold
     # itself on 4,000 fresh samples 94/132 -> 108/131; threshold - 0.05: all, either way.)
     beta = np.log((1.0 + beam_size * max_size) / delta)
-    empty = CandidateArms(store, [()])
+    empty = store.arms([()])
     if _validate(empty, [0], threshold, beta, batch_size)[0]:
         return SearchResult((), [], True, store, 1.0, delta)
 
@@ -774,6 +929,8 @@ def beam_search(
             break
         coverage = instance.coverage(candidates)
         keep = coverage > best_coverage
+        if store.draws_reference_rows:  # a rule no reference row satisfies has no samples
+            keep &= coverage > 0
         candidates = [c for c, k in zip(candidates, keep) if k]
         if not candidates:
             break

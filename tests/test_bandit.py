@@ -480,3 +480,30 @@ def test_klucb_more_challengers_fewer_rounds_same_answer():
     assert calls[3] < 0.8 * calls[1]
     with pytest.raises(ValueError, match="challengers"):
         KLLUCB(challengers=0)
+
+
+class _FiniteCoins(Coins):
+    """Arms with ``n_available`` samples each (reference rows): a pull stops at the supply."""
+
+    def __init__(self, means, available, seed):
+        super().__init__(means, seed)
+        self.n_available = np.asarray(available, dtype=float)
+
+    def pull(self, idx, n):
+        self.calls += 1
+        for i in np.atleast_1d(idx):
+            k = int(min(n, self.n_available[i] - self.n_samples[i]))
+            assert k > 0, "an arm without samples left was pulled"
+            self.n_samples[i] += k
+            self.n_positives[i] += self.rng.binomial(k, self.means[i])
+
+
+@pytest.mark.parametrize("pulls", ["pair", "ambiguous"])
+def test_klucb_stops_when_the_deciding_arms_are_spent(pulls):
+    # Two close arms with 30 samples each cannot be told apart at epsilon 0.01: the bandit
+    # returns once both are spent instead of pulling them for max_rounds rounds.
+    coins = _FiniteCoins([0.9, 0.92, 0.2], [30, 30, 10_000], seed=0)
+    chosen = KLLUCB(pulls=pulls).select(coins, 1, epsilon=0.01, delta=0.05, batch_size=10)
+    assert coins.n_samples[:2].tolist() == [30, 30]
+    assert coins.calls < 10
+    assert chosen[-1] in (0, 1)

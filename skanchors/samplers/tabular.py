@@ -1,10 +1,12 @@
 """Perturbation distribution for tabular data, learned from raw reference data.
 
-``D(z | A)``: draw a reference row, then make every anchored predicate hold by replacing the
-value of each anchored feature that violates it with the value of a reference row that
-satisfies it (Ribeiro et al. 2018; the authors' ``sample_from_train``). Values are always real
-reference values in their original dtype (categories, strings, NaN), so any model that accepts
-the raw data - including a whole Pipeline - can predict the perturbations.
+``D(z | A)``, ``perturbation="replace"`` (the default): draw a reference row, then make every
+anchored predicate hold by replacing the value of each anchored feature that violates it with
+the value of a reference row that satisfies it (Ribeiro et al. 2018; the authors'
+``sample_from_train``). ``perturbation="reference"``: the reference rows that satisfy ``A``,
+unchanged (the data's own conditional distribution). Values are always real reference values in
+their original dtype (categories, strings, NaN), so any model that accepts the raw data -
+including a whole Pipeline - can predict the perturbations.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from .._explanation import Predicate
 from ..discretizers import _BaseDiscretizer, make_discretizer
 
 __all__ = ["TabularSampler"]
+
+_PERTURBATIONS = ("replace", "reference")
 
 try:  # numpy >= 2
     _popcount = np.bitwise_count
@@ -48,6 +52,18 @@ class TabularSampler(BaseEstimator):
     categorical_features : "auto", list of str/int, or boolean mask, default="auto"
         Features whose predicates are equalities. ``"auto"``: non-numeric columns (object,
         string, category, bool).
+    perturbation : {"replace", "reference"}, default="replace"
+        ``D(z | A)``. ``"replace"``: a random reference row whose values that violate ``A``
+        are replaced, feature by feature, by values of reference rows that satisfy ``A`` on
+        that feature (Ribeiro et al. 2018): rules are tested on combinations of values the
+        data may not hold. ``"reference"``: a reference row that satisfies ``A``, unchanged:
+        the data's own distribution conditioned on ``A``, so precision is measured where the
+        model is used (held-out rows). A sample drawn for a rule that satisfies a longer rule
+        is then an exact draw for it too, so every sample serves every rule it satisfies. The
+        anchor search draws these rows without replacement (in an order fixed by the
+        explainer's ``random_state``) and counts each row once, so a rule that covers ``k``
+        reference rows has at most ``k`` samples, and its confidence bounds say what ``k``
+        rows can say: a rule covering few rows rarely validates.
 
     Attributes
     ----------
@@ -69,9 +85,12 @@ class TabularSampler(BaseEstimator):
     ['f', 'f', 'f', 'f', 'f']
     """
 
-    def __init__(self, *, discretizer="quartile", categorical_features="auto"):
+    def __init__(
+        self, *, discretizer="quartile", categorical_features="auto", perturbation="replace"
+    ):
         self.discretizer = discretizer
         self.categorical_features = categorical_features
+        self.perturbation = perturbation
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None, sample_weight=None):
@@ -90,6 +109,10 @@ class TabularSampler(BaseEstimator):
         -------
         self
         """
+        if not (isinstance(self.perturbation, str) and self.perturbation in _PERTURBATIONS):
+            raise ValueError(
+                f"perturbation must be one of {list(_PERTURBATIONS)}, got {self.perturbation!r}."
+            )
         frame = self._as_frame(X, reset=True)
         n = len(frame)
         if n < 2:
@@ -155,8 +178,31 @@ class TabularSampler(BaseEstimator):
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
         self._masks, self._packed, self._pools, self._constrains = {}, {}, {}, {}
         self._flat = None
+        self._orders = {}
         self.n_reference_ = n
         return self
+
+    def _reference_order(self, seed):
+        """The reference rows in the order the search draws them (``perturbation="reference"``).
+
+        A random permutation fixed by ``seed`` (weighted sampling without replacement when the
+        rows have weights, Efraimidis and Spirakis 2006; rows of weight 0 are never drawn),
+        with the rows' codes and :func:`~skanchors._cache.row_hash` in that order.
+        """
+        out = self._orders.get(seed)
+        if out is None:
+            rng = np.random.default_rng([int(seed), 0x5EF])
+            n = self.n_reference_
+            if self._weights is None:
+                order = rng.permutation(n)
+            else:
+                rows = np.flatnonzero(self._weights > 0)
+                # u ** (1 / w), largest first: the same order as log(u) / w.
+                score = np.log(rng.random(rows.size)) / self._weights[rows]
+                order = rows[np.argsort(-score, kind="stable")]
+            keys = np.ascontiguousarray(self._codes[order])
+            out = self._orders[seed] = (order, keys, row_hash(keys))
+        return out
 
     def _predicate_mask(self, gid):
         """Reference rows satisfying a predicate given as ``(feature, kind, value)``."""
@@ -491,6 +537,12 @@ class TabularInstance:
             self.stream_namespace = ("row", _stable_hash(repr(row)))
         else:
             self.stream_namespace = "reference"
+        # perturbation="reference": samples are reference rows that satisfy the anchor, so
+        # one drawn for A that satisfies a longer rule is an exact draw for it too.
+        self.draws_reference_rows = parent.perturbation == "reference"
+        self.exact_reuse = self.draws_reference_rows
+        self._reference_pools = {}
+        self._holds_in_order = None
 
     # -- the search protocol
     def _draw(self, rng, n, pool=None):
@@ -549,6 +601,47 @@ class TabularInstance:
                 src[bad, f] = self._draw(rng, n_bad, self._pool(f, preds))
         return src
 
+    def _reference_pool(self, anchor):
+        """Reference rows that satisfy ``anchor`` (``perturbation="reference"``)."""
+        anchor = tuple(sorted(anchor))
+        pool = self._reference_pools.get(anchor)
+        if pool is None:
+            if anchor:
+                rows = np.flatnonzero(self._holds[: self._n_ref, list(anchor)].all(axis=1))
+            else:
+                rows = np.arange(self._n_ref)
+            if rows.size == 0 or (self._weights is not None and self._weights[rows].sum() <= 0):
+                raise ValueError(
+                    "No reference row satisfies the rule "
+                    f"{[str(self.predicates[p]) for p in anchor]}: with "
+                    "perturbation='reference' it has no samples."
+                )
+            pool = self.parent._make_pool(rows)
+            if len(self._reference_pools) < 4096:
+                self._reference_pools[anchor] = pool
+        return pool
+
+    def _sources(self, anchor, n, rng):
+        """Draw ``n`` perturbations: (rows picked per feature, base rows)."""
+        if self.draws_reference_rows:
+            base = self._draw(rng, n, self._reference_pool(anchor))
+            return np.repeat(base[:, None].astype(np.int32), len(self._values), axis=1), base
+        base = self._draw(rng, n)
+        return self._impose(anchor, base, rng), base
+
+    def reference_order(self, seed):
+        """Reference rows in the search's drawing order, for ``perturbation="reference"``.
+
+        Returns ``(keys, hashes, holds)``: the rows' value codes, their
+        :func:`~skanchors._cache.row_hash` and which of this row's predicates each satisfies,
+        in the order fixed by ``seed`` (the explainer's ``random_state``): the same for every
+        explained row, so their searches read the same rows and share predictions.
+        """
+        order, keys, hashes = self.parent._reference_order(seed)
+        if self._holds_in_order is None or self._holds_in_order[0] != seed:
+            self._holds_in_order = (seed, self._holds[order])
+        return keys, hashes, self._holds_in_order[1]
+
     def _keys(self, src):
         """Value codes of the rows ``src`` (one reference row per feature) pick."""
         n_feat = len(self._values)
@@ -581,12 +674,13 @@ class TabularInstance:
 
         A draw takes a random reference row (the *base* row) and replaces, feature by feature,
         the values that violate the anchor's predicates on that feature by values of reference
-        rows that satisfy them. With ``return_native=True`` a third matrix says which
+        rows that satisfy them (``perturbation="reference"``: a random reference row that
+        satisfies the anchor, unchanged). With ``return_native=True`` a third matrix says which
         predicates the base row satisfied before any replacement: the strata of
         :class:`skanchors._search.StratifiedArms`.
         """
-        base = self._draw(rng, n)
-        return self._encode(self._impose(anchor, base, rng), base, return_native)
+        src, base = self._sources(anchor, n, rng)
+        return self._encode(src, base, return_native)
 
     def stream_key(self, anchor):
         """64-bit key of the stream of ``D(z | anchor)``: equal for equal predicate sets."""
@@ -615,8 +709,7 @@ class TabularInstance:
 
             def make(b=b):
                 rng = np.random.default_rng([seed, key, b])
-                base = self._draw(rng, STREAM_BLOCK)
-                src = self._impose(anchor, base, rng)
+                src, base = self._sources(anchor, STREAM_BLOCK, rng)
                 keys = self._keys(src)
                 return src, base, keys, row_hash(keys)
 

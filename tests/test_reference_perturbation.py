@@ -1,0 +1,271 @@
+"""perturbation="reference": D(z | A) is the reference rows that satisfy A, drawn in one order."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_tabular import COLOURS, PlantedModel, SlowPlantedModel, _content, planted_data, row
+
+from skanchors import AnchorExplainer, NoAnchorWarning
+from skanchors._cache import SampleCache, Shared
+from skanchors._search import ReferenceArms, ReferenceStore
+from skanchors.discretizers import EdgesDiscretizer
+from skanchors.samplers import TabularSampler
+
+
+def _sampler(**params):
+    return TabularSampler(
+        discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}), perturbation="reference", **params
+    )
+
+
+@pytest.fixture(scope="module")
+def data():
+    return planted_data()
+
+
+def _explainer(data, model=None, **params):
+    params.setdefault("random_state", 0)
+    model = PlantedModel() if model is None else model
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
+    return AnchorExplainer(model, discretizer=disc, perturbation="reference", **params).fit(data)
+
+
+def test_planted_rule_is_recovered_exactly(data):
+    anchor = _explainer(data).explain(row(0.9, "red"))[0]
+    assert anchor.is_anchor
+    assert sorted(str(p) for p in anchor.predicates) == ["colour = red", "x0 > 0.7"]
+    assert anchor.precision == 1.0
+    expected = np.mean((data["x0"] > 0.7) & (data["colour"] == "red"))
+    assert anchor.coverage == pytest.approx(expected)
+    # Negative side: the broadest sufficient rule, as with the default perturbation.
+    anchor = _explainer(data).explain(row(0.2, "green"))[0]
+    assert anchor.is_anchor and [str(p) for p in anchor.predicates] == ["colour = green"]
+
+
+def test_samples_are_unchanged_reference_rows_that_satisfy_the_rule(data):
+    sampler = _sampler().fit(data)
+    inst = sampler.instance(row(0.9, "red"))
+    rule = tuple(i for i, p in enumerate(inst.predicates) if str(p) in ("x0 > 0.7", "colour = red"))
+    keys, holds = inst.sample(rule, 500, np.random.default_rng(0))
+    assert holds[:, list(rule)].all()
+    reference = {tuple(r) for r in sampler._codes.tolist()}
+    assert all(tuple(k) in reference for k in keys.tolist())
+    drawn = inst.decode(keys)
+    assert (drawn["x0"] > 0.7).all() and (drawn["colour"] == "red").all()
+    # x1 and x3 come with the row: never a value combination the reference data lacks.
+    pairs = set(zip(data["x0"], data["x1"], data["x3"]))
+    assert set(zip(drawn["x0"], drawn["x1"], drawn["x3"])) <= pairs
+    # The default perturbation makes combinations of its own.
+    replace = TabularSampler(discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]})).fit(data)
+    keys, _ = replace.instance(row(0.9, "red")).sample(rule, 500, np.random.default_rng(0))
+    mixed = replace.instance(row(0.9, "red")).decode(keys)
+    assert not set(zip(mixed["x0"], mixed["x1"], mixed["x3"])) <= pairs
+
+
+def test_a_rule_no_reference_row_satisfies_has_no_samples():
+    ref = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0] * 5, "b": ["u", "u", "v", "v"] * 5})
+    sampler = TabularSampler(perturbation="reference").fit(ref)
+    inst = sampler.instance(pd.DataFrame({"a": [0.0], "b": ["v"]}))
+    names = [str(p) for p in inst.predicates]
+    rule = tuple(range(len(names)))  # a <= 0.75 and b = v: no reference row
+    with pytest.raises(ValueError, match="No reference row satisfies the rule"):
+        inst.sample(rule, 10, np.random.default_rng(0))
+
+
+def _store(data, model, target, seed=0):
+    sampler = _sampler().fit(data)
+    inst = sampler.instance(row(0.9, "red"))
+    shared = Shared(SampleCache(0), seed, "class")
+
+    def predict(X):
+        return model.predict_proba(X).argmax(axis=1)
+
+    return ReferenceStore(inst, predict, target, np.random.default_rng(0), shared), inst
+
+
+def test_each_rule_counts_its_rows_up_to_the_first_not_drawn(data):
+    """Against a brute-force recount after draws for several overlapping rules."""
+    model = PlantedModel()
+    store, inst = _store(data, model, target=1)
+    d = inst.n_predicates
+    rules = [(), (0,), (1,), (0, 1), (1, d - 1), (0, 1, d - 1)]
+    rng = np.random.default_rng(1)
+    for _ in range(12):
+        picks = rng.choice(len(rules), size=2, replace=False)
+        store.draw([(rules[i], int(rng.integers(1, 60))) for i in picks])
+    _, _, holds = inst.reference_order(0)
+    labels = store._class
+    for rule in rules:
+        rows = np.flatnonzero(holds[:, list(rule)].all(axis=1))
+        undrawn = np.flatnonzero(~store._drawn[rows])
+        p = int(undrawn[0]) if undrawn.size else len(rows)
+        n, pos = store.prefix(rule)
+        assert n == p
+        assert pos == int(np.sum(labels[rows[:p]] == 1))
+        assert n <= len(rows)
+    # Every drawn row was predicted once (no cache: the model saw each drawn row).
+    assert store.n_rows_predicted == store.size == int(store._drawn.sum())
+    assert model.rows == store.size
+
+
+def test_a_rule_covering_k_rows_has_at_most_k_samples(data):
+    model = PlantedModel()
+    store, inst = _store(data, model, target=1)
+    rule = (0, 1)
+    k = len(store.rows(rule))
+    arms = ReferenceArms(store, [rule])
+    for _ in range(5):
+        arms.pull([0], k)
+    assert arms.n_samples[0] == arms.n_available[0] == k
+    before = model.calls
+    arms.pull([0], 100)  # nothing left to draw: no model call
+    assert model.calls == before
+
+
+def test_a_rule_covering_few_rows_is_not_validated():
+    """The planted rule holds on 8 reference rows only: too few to show precision >= 0.95."""
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "x0": rng.uniform(0, 0.7, size=n),
+            "x1": rng.uniform(size=n),
+            "colour": pd.Categorical(rng.choice(COLOURS, size=n), categories=COLOURS),
+            "x3": rng.normal(size=n),
+        }
+    )
+    frame.loc[:7, "x0"] = 0.9
+    frame.loc[:7, "colour"] = "red"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        reference = _explainer(frame).explain(row(0.9, "red"))[0]
+        replace = (
+            AnchorExplainer(
+                PlantedModel(),
+                discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}),
+                random_state=0,
+            )
+            .fit(frame)
+            .explain(row(0.9, "red"))[0]
+        )
+    assert replace.is_anchor  # it can draw as many perturbations as it wants
+    assert not reference.is_anchor
+    assert reference.n_samples <= 8
+
+
+class Noisy:
+    """The planted rule with about 19 % of the rows flipped: by x1 < 0.15 and by |x3| > 1.96.
+
+    A rule that does not bound x1 away from the flips has a precision of about 0.81, below
+    threshold - 0.05 = 0.85.
+    """
+
+    classes_ = np.array([0, 1])
+
+    def predict_proba(self, X):
+        p = (X["x0"].to_numpy() > 0.7) & (X["colour"].to_numpy() == "red")
+        flip = (X["x1"].to_numpy() < 0.15) | (np.abs(X["x3"].to_numpy()) > 1.96)
+        p = (p ^ flip).astype(float)
+        return np.column_stack([1 - p, p])
+
+
+def test_held_out_precision_of_reference_anchors():
+    """>= 95 % of anchors reach threshold - 0.05 on fresh rows of the data's distribution."""
+    data = planted_data(n=3000, seed=5)
+    fresh = planted_data(n=50_000, seed=6)
+    model = Noisy()
+    explainer = _explainer(data, model, threshold=0.9, beam_size=1, random_state=2)
+    rows = planted_data(n=40, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchors = explainer.explain(rows)
+    predicted = model.predict_proba(fresh).argmax(axis=1)
+    checked = reached = 0
+    for anchor in anchors:
+        if not anchor.is_anchor:
+            continue
+        mask = anchor.covers(fresh)
+        reached += np.mean(predicted[mask] == anchor.prediction) >= 0.9 - 0.05
+        checked += 1
+    assert checked >= 20
+    assert reached / checked >= 0.95
+
+
+def test_rows_share_predictions_without_changing_anchors(data):
+    X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.8, "red", x1=0.1), row(0.5, "blue")])
+    runs, rows = [], []
+    for n_jobs, cache_size in ((1, 250_000), (2, 250_000), (1, 0)):
+        model = PlantedModel()
+        explainer = _explainer(data, model, n_jobs=n_jobs, cache_size=cache_size)
+        anchors = explainer.explain(X)
+        runs.append([(a.predicates, a.precision, a.n_samples, a.is_anchor) for a in anchors])
+        rows.append(model.rows)
+    assert runs[0] == runs[1] == runs[2]
+    alone = _explainer(data).explain(X.iloc[[2]])[0]
+    assert (alone.predicates, alone.precision, alone.n_samples) == runs[0][2][:3]
+    # Explained together, the rows read the reference rows in the same order: the second row
+    # on reuses predictions; without the cache every search predicts its own rows.
+    assert rows[0] < rows[2]
+
+
+def test_balanced_reference_never_draws_rows_of_weight_zero(data):
+    weights = np.where(data["colour"] == "blue", 0.0, 1.0)
+    sampler = _sampler().fit(data, sample_weight=weights)
+    order, _, _ = sampler._reference_order(3)
+    assert len(order) == int((weights > 0).sum())
+    assert (data["colour"].to_numpy()[order] != "blue").all()
+    # Weighted without replacement: heavier rows come first more often.
+    w = np.where(data["x0"] > 0.5, 5.0, 1.0)
+    heavy = data["x0"].to_numpy() > 0.5
+    order, _, _ = _sampler().fit(data, sample_weight=w)._reference_order(3)
+    assert heavy[order[:200]].mean() > 0.75
+
+
+def test_unknown_perturbation_is_rejected(data):
+    with pytest.raises(ValueError, match="perturbation must be one of"):
+        TabularSampler(perturbation="real").fit(data)
+
+
+def test_the_explainer_passes_perturbation_to_its_sampler(data):
+    explainer = _explainer(data)
+    assert explainer.sampler_.perturbation == "reference"
+    same = AnchorExplainer(PlantedModel(), sampler=_sampler(), random_state=0).fit(data)
+    x = row(0.8, "red", x1=0.1)
+    a, b = explainer.explain(x)[0], same.explain(x)[0]
+    assert (a.predicates, a.precision, a.n_samples) == (b.predicates, b.precision, b.n_samples)
+    default = AnchorExplainer(
+        PlantedModel(), discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}), random_state=0
+    ).fit(data)
+    assert default.explain(x)[0].n_samples != a.n_samples
+
+
+def test_perturbation_errors(data):
+    with pytest.raises(ValueError, match="perturbation"):
+        AnchorExplainer(PlantedModel(), perturbation="real").fit(data)
+    with pytest.raises(ValueError, match="perturbation must stay|and perturbation configure"):
+        AnchorExplainer(PlantedModel(), sampler=_sampler(), perturbation="reference").fit(data)
+    with pytest.raises(ValueError, match="and perturbation apply to tabular data"):
+        AnchorExplainer(PlantedModel(), perturbation="reference").fit(["a text", "another"])
+
+
+def test_rows_explained_together_with_a_slow_model_merge_calls_and_keep_anchors():
+    """A slow model makes the rows' searches share calls (threads): no hang, same anchors."""
+    import threading
+
+    data = planted_data(n=600, seed=3)
+    X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.91, "red"), row(0.5, "blue")] * 2)
+    model = SlowPlantedModel()
+    explainer = _explainer(data, model)
+    alone = [_content(explainer.explain(X.iloc[[i]])[0]) for i in range(len(X))]
+    explainer.fit(data)  # an empty prediction cache
+    model.calls = 0
+    out = []
+    worker = threading.Thread(target=lambda: out.append(explainer.explain(X)), daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "rows explained together hung"
+    assert [_content(a) for a in out[0]] == alone
+    searches = [a.n_model_calls for a in out[0]]
+    assert model.calls - 2 < sum(searches)  # merged calls (2: the rows' own predictions)
