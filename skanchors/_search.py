@@ -75,7 +75,84 @@ VALIDATION_TOLERANCE = 0.05
 _MAX_VALIDATION_SAMPLES = 100_000
 
 
-class SampleStore:
+class _Predictions:
+    """The model's predictions for one search: each distinct row predicted once, and counted.
+
+    ``predict`` maps model input to class indices (one model call); ``target`` is the class
+    whose precision is measured; ``shared`` (:class:`skanchors._cache.Shared` or None) sends
+    predictions through the explainer's cache, for the searches of other rows.
+    """
+
+    draws_reference_rows = False
+
+    def __init__(self, instance, predict, target, rng, shared):
+        self.instance = instance
+        self.predict = predict
+        self.target = target
+        self.rng = rng
+        self.shared = shared
+        self._cache = {}
+        self.n_model_calls = 0
+        self.n_rows_predicted = 0
+
+    @property
+    def correct(self):
+        return self.labels[: self.size] == self.target
+
+    def _label(self, keys, hashes=None):
+        """Predicted class of every row of ``keys``; each distinct row is predicted once.
+
+        ``hashes`` are the rows' :func:`~skanchors._cache.row_hash` when already known.
+        """
+        if hashes is None:
+            hashes = row_hash(keys)
+        uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        if self.shared is not None and self.shared.cache.enabled:
+            # The shared cache already holds every prediction this search made.
+            return self._label_shared(keys[first], uniq)[inverse.ravel()]
+        cache = self._cache
+        labels = lookup(cache, uniq)
+        todo = np.flatnonzero(labels < 0)
+        if todo.size and self.shared is not None:
+            labels[todo] = self._label_shared(keys[first[todo]], uniq[todo])
+        elif todo.size:
+            labels[todo] = self._call(keys[first[todo]])
+        if todo.size:
+            cache.update(zip(uniq[todo].tolist(), labels[todo].tolist()))
+        return labels[inverse.ravel()]
+
+    def _call(self, keys):
+        predicted = np.asarray(self.predict(self.instance.decode(keys)))
+        if len(keys):
+            self.n_model_calls += 1
+            self.n_rows_predicted += len(keys)
+        return predicted
+
+    def _label_shared(self, keys, hashes):
+        """Labels through the shared cache: known ones are free, the rest predicted once."""
+        shared = self.shared
+        cache, space = shared.cache, (shared.namespace, self.instance.stream_namespace)
+        labels, mine, theirs = cache.claim(space, hashes, self)
+        if mine.size or (theirs.size and shared.merged):
+            try:
+                predicted = self._call(keys[mine])
+            except BaseException:
+                cache.fill(space, hashes[mine], None, self)
+                raise
+            labels[mine] = predicted
+            cache.fill(space, hashes[mine], predicted, self)
+        if theirs.size:
+            # Rows explained together: the searches predicting them need the turn to store them.
+            turn = shared.merged.paused() if shared.merged else contextlib.nullcontext()
+            with turn:
+                labels[theirs] = cache.wait(space, hashes[theirs])
+            lost = theirs[labels[theirs] < 0]
+            if lost.size:  # their search failed, or the cache started over
+                labels[lost] = self._call(keys[lost])
+        return labels
+
+
+class SampleStore(_Predictions):
     """Every perturbation drawn while explaining one instance.
 
     A sample drawn from ``D(z | A_s)`` counts for candidate ``A`` when it is a draw from
@@ -103,11 +180,8 @@ class SampleStore:
     """
 
     def __init__(self, instance, predict, target, rng, shared=None):
-        self.instance = instance
-        self.predict = predict
-        self.target = target
-        self.rng = rng
-        self.shared = shared if hasattr(instance, "stream_samples") else None
+        shared = shared if hasattr(instance, "stream_samples") else None
+        super().__init__(instance, predict, target, rng, shared)
         self._cursor = {}  # stream positions read so far, per conditioning set
         cap = 1024
         self.exact_reuse = bool(getattr(instance, "exact_reuse", False))
@@ -126,15 +200,6 @@ class SampleStore:
             self.native = np.zeros((cap, instance.n_predicates), dtype=bool)
         self._anchors = []  # conditioning sets, indexed by anchor_id
         self._anchor_index = {}
-        self._cache = {}
-        self.n_model_calls = 0
-        self.n_rows_predicted = 0
-
-    draws_reference_rows = False
-
-    @property
-    def correct(self):
-        return self.labels[: self.size] == self.target
 
     def arms(self, candidates, parents=None):
         """The bandit's arms for ``candidates`` (``parents[i]``: ``candidates[i]`` minus one
@@ -224,58 +289,6 @@ class SampleStore:
         self.size = stop
         return start, stop
 
-    def _label(self, keys, hashes=None):
-        """Predicted class of every row of ``keys``; each distinct row is predicted once.
-
-        ``hashes`` are the rows' :func:`~skanchors._cache.row_hash` when already known.
-        """
-        if hashes is None:
-            hashes = row_hash(keys)
-        uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-        if self.shared is not None and self.shared.cache.enabled:
-            # The shared cache already holds every prediction this search made.
-            return self._label_shared(keys[first], uniq)[inverse.ravel()]
-        cache = self._cache
-        labels = lookup(cache, uniq)
-        todo = np.flatnonzero(labels < 0)
-        if todo.size and self.shared is not None:
-            labels[todo] = self._label_shared(keys[first[todo]], uniq[todo])
-        elif todo.size:
-            labels[todo] = self._call(keys[first[todo]])
-        if todo.size:
-            cache.update(zip(uniq[todo].tolist(), labels[todo].tolist()))
-        return labels[inverse.ravel()]
-
-    def _call(self, keys):
-        predicted = np.asarray(self.predict(self.instance.decode(keys)))
-        if len(keys):
-            self.n_model_calls += 1
-            self.n_rows_predicted += len(keys)
-        return predicted
-
-    def _label_shared(self, keys, hashes):
-        """Labels through the shared cache: known ones are free, the rest predicted once."""
-        shared = self.shared
-        cache, space = shared.cache, (shared.namespace, self.instance.stream_namespace)
-        labels, mine, theirs = cache.claim(space, hashes, self)
-        if mine.size or (theirs.size and shared.merged):
-            try:
-                predicted = self._call(keys[mine])
-            except BaseException:
-                cache.fill(space, hashes[mine], None, self)
-                raise
-            labels[mine] = predicted
-            cache.fill(space, hashes[mine], predicted, self)
-        if theirs.size:
-            # Rows explained together: the searches predicting them need the turn to store them.
-            turn = shared.merged.paused() if shared.merged else contextlib.nullcontext()
-            with turn:
-                labels[theirs] = cache.wait(space, hashes[theirs])
-            lost = theirs[labels[theirs] < 0]
-            if lost.size:  # their search failed, or the cache started over
-                labels[lost] = self._call(keys[lost])
-        return labels
-
     def valid(self, candidates, start=0, stop=None, reuse=None):
         """Boolean matrix (rows start:stop x candidates) of which samples count for which.
 
@@ -335,7 +348,7 @@ class CandidateArms:
         self.n_positives += correct @ valid
 
 
-class ReferenceStore(SampleStore):
+class ReferenceStore(_Predictions):
     """The samples of an instance whose ``D(z | A)`` is the reference rows satisfying ``A``.
 
     For samplers with ``draws_reference_rows`` (the tabular ``perturbation="reference"``).
@@ -357,11 +370,7 @@ class ReferenceStore(SampleStore):
     stratified = False
 
     def __init__(self, instance, predict, target, rng, shared=None):
-        self.instance = instance
-        self.predict = predict
-        self.target = target
-        self.rng = rng
-        self.shared = shared
+        super().__init__(instance, predict, target, rng, shared)
         seed = shared.seed if shared is not None else int(rng.integers(2**31))
         self._keys, self._hashes, self._holds = instance.reference_order(seed)
         n = len(self._hashes)
@@ -370,9 +379,6 @@ class ReferenceStore(SampleStore):
         self._order = []  # positions drawn, one array per draw
         self._rows = {(): np.arange(n)}  # positions of the rows satisfying each rule
         self._prefix = {}  # rule -> [samples, positives]
-        self._cache = {}
-        self.n_model_calls = 0
-        self.n_rows_predicted = 0
 
     def _positions(self):
         if len(self._order) > 1:

@@ -80,3 +80,17 @@ def test_regression_errors(data):
         ).fit(X).explain(X.iloc[[0]])
     with pytest.raises(ValueError, match="'tolerance' parameter"):
         AnchorExplainer(model, tolerance=0).fit(X)
+
+
+def test_reference_perturbation_holds_the_band_on_real_rows(data):
+    X, model = data
+    explainer = AnchorExplainer(model, perturbation="reference", random_state=0).fit(X)
+    anchors = explainer.explain(X.iloc[:6])
+    predicted = model.predict(X)
+    for anchor in anchors:
+        assert anchor.is_anchor and anchor.features == ["b"]
+        mask = anchor.covers(X)
+        within = np.abs(predicted[mask] - anchor.prediction) <= explainer.tolerance_
+        # The samples are reference rows the rule covers, each counted once.
+        assert anchor.precision >= 0.95 and anchor.n_samples <= mask.sum()
+        assert within.mean() >= 0.95

@@ -185,9 +185,11 @@ class TabularSampler(BaseEstimator):
     def _reference_order(self, seed):
         """The reference rows in the order the search draws them (``perturbation="reference"``).
 
-        A random permutation fixed by ``seed`` (weighted sampling without replacement when the
-        rows have weights, Efraimidis and Spirakis 2006; rows of weight 0 are never drawn),
-        with the rows' codes and :func:`~skanchors._cache.row_hash` in that order.
+        A random permutation fixed by ``seed``, with the rows' codes and
+        :func:`~skanchors._cache.row_hash` in that order. With weights (``balance``), each row
+        is first kept with probability ``weight / max(weight)``: the kept rows are a sample of
+        the weighted distribution, so a rule's rows in the order, counted alike (up to all of
+        them), are draws of the weighted distribution conditioned on the rule.
         """
         out = self._orders.get(seed)
         if out is None:
@@ -196,10 +198,9 @@ class TabularSampler(BaseEstimator):
             if self._weights is None:
                 order = rng.permutation(n)
             else:
-                rows = np.flatnonzero(self._weights > 0)
-                # u ** (1 / w), largest first: the same order as log(u) / w.
-                score = np.log(rng.random(rows.size)) / self._weights[rows]
-                order = rows[np.argsort(-score, kind="stable")]
+                w = self._weights
+                rows = np.flatnonzero(rng.random(n) * w.max() < w)
+                order = rows[rng.permutation(rows.size)]
             keys = np.ascontiguousarray(self._codes[order])
             out = self._orders[seed] = (order, keys, row_hash(keys))
         return out
