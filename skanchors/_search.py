@@ -372,7 +372,7 @@ class ReferenceStore(_Predictions):
     def __init__(self, instance, predict, target, rng, shared=None):
         super().__init__(instance, predict, target, rng, shared)
         seed = shared.seed if shared is not None else int(rng.integers(2**31))
-        self._keys, self._hashes, self._holds = instance.reference_order(seed)
+        self._keys, self._hashes, self._predicates = instance.reference_order(seed)
         n = len(self._hashes)
         self._drawn = np.zeros(n, dtype=bool)
         self._class = np.full(n, -1, dtype=np.int64)  # predictions of the drawn rows
@@ -405,17 +405,34 @@ class ReferenceStore(_Predictions):
         anchor = tuple(sorted(anchor))
         rows = self._rows.get(anchor)
         if rows is None:
-            shorter = self.rows(anchor[:-1])
-            rows = self._rows[anchor] = shorter[self._holds[shorter, anchor[-1]]]
+            if len(anchor) == 1:
+                rows = self._predicates[anchor[0]][1]
+            else:
+                # Filter the fewest rows of a known rule one predicate shorter (the search's
+                # parent, usually), else of the rule without its last predicate.
+                known = [
+                    (len(r), i)
+                    for i in range(len(anchor))
+                    if (r := self._rows.get(anchor[:i] + anchor[i + 1 :])) is not None
+                ]
+                i = min(known)[1] if known else len(anchor) - 1
+                shorter = self.rows(anchor[:i] + anchor[i + 1 :])
+                rows = shorter[self._predicates[anchor[i]][0][shorter]]
+            self._rows[anchor] = rows
         return rows
 
     def prefix(self, anchor):
         """``(samples, positives)`` of ``anchor``: its rows up to the first not drawn."""
-        anchor = tuple(sorted(anchor))
-        rows = self.rows(anchor)
+        return self._prefix_of(tuple(sorted(anchor)))
+
+    def _prefix_of(self, anchor):
+        """:meth:`prefix` of a sorted rule."""
         state = self._prefix.get(anchor)
         if state is None:
             state = self._prefix[anchor] = [0, 0]
+        rows = self._rows.get(anchor)
+        if rows is None:
+            rows = self.rows(anchor)
         p = state[0]
         if p < len(rows) and self._drawn[rows[p]]:
             start = p
@@ -477,8 +494,9 @@ class ReferenceArms:
         self._refresh()
 
     def _refresh(self):
+        prefix = self.store._prefix_of
         for i, cand in enumerate(self.candidates):
-            self.n_samples[i], self.n_positives[i] = self.store.prefix(cand)
+            self.n_samples[i], self.n_positives[i] = prefix(cand)
 
     def pull(self, indices, n):
         """Draw ``n`` more rows for each arm in ``indices`` (one model call); a drawn row
@@ -951,11 +969,12 @@ def beam_search(
         )
         chosen = np.asarray(chosen)
         beams[size] = [candidates[i] for i in chosen]
-        if isinstance(arms, StratifiedArms):
+        if isinstance(arms, (StratifiedArms, ReferenceArms)):
             # The bandit's arms hold every sample of the store for these candidates (each draw
             # since went through them): validate them in place, with bounds computed afresh at
             # the validation's rate rather than reused from the bandit's larger ones.
-            arms.forget_bounds(chosen)
+            if isinstance(arms, StratifiedArms):
+                arms.forget_bounds(chosen)
             exact, positions = arms, chosen
         else:  # text: fresh arms for the chosen candidates, as the search always did
             exact = make_arms(store, beams[size], [parent_of[c] for c in beams[size]])

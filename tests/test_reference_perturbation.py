@@ -95,10 +95,12 @@ def test_each_rule_counts_its_rows_up_to_the_first_not_drawn(data):
     for _ in range(12):
         picks = rng.choice(len(rules), size=2, replace=False)
         store.draw([(rules[i], int(rng.integers(1, 60))) for i in picks])
-    _, _, holds = inst.reference_order(0)
+    _, keys, preds = inst.reference_order(0)
     labels = store._class
     for rule in rules:
-        rows = np.flatnonzero(holds[:, list(rule)].all(axis=1))
+        rows = np.flatnonzero(
+            np.logical_and.reduce([np.ones(len(keys), bool)] + [preds[p][0] for p in rule])
+        )
         undrawn = np.flatnonzero(~store._drawn[rows])
         p = int(undrawn[0]) if undrawn.size else len(rows)
         n, pos = store.prefix(rule)

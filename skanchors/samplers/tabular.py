@@ -178,7 +178,7 @@ class TabularSampler(BaseEstimator):
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
         self._masks, self._packed, self._pools, self._constrains = {}, {}, {}, {}
         self._flat = None
-        self._orders = {}
+        self._orders, self._ordered = {}, {}
         self.n_reference_ = n
         return self
 
@@ -203,6 +203,15 @@ class TabularSampler(BaseEstimator):
                 order = rows[rng.permutation(rows.size)]
             keys = np.ascontiguousarray(self._codes[order])
             out = self._orders[seed] = (order, keys, row_hash(keys))
+        return out
+
+    def _ordered_predicate(self, seed, gid):
+        """Predicate ``gid`` over the reference rows in the order of ``seed``: (mask, the
+        positions where it holds). Kept for every row that has the predicate."""
+        out = self._ordered.get((seed, gid))
+        if out is None:
+            mask = self._predicate_mask(gid)[self._reference_order(seed)[0]]
+            out = self._ordered[(seed, gid)] = (mask, np.flatnonzero(mask).astype(np.int32))
         return out
 
     def _predicate_mask(self, gid):
@@ -543,7 +552,6 @@ class TabularInstance:
         self.draws_reference_rows = parent.perturbation == "reference"
         self.exact_reuse = self.draws_reference_rows
         self._reference_pools = {}
-        self._holds_in_order = None
 
     # -- the search protocol
     def _draw(self, rng, n, pool=None):
@@ -633,15 +641,15 @@ class TabularInstance:
     def reference_order(self, seed):
         """Reference rows in the search's drawing order, for ``perturbation="reference"``.
 
-        Returns ``(keys, hashes, holds)``: the rows' value codes, their
-        :func:`~skanchors._cache.row_hash` and which of this row's predicates each satisfies,
-        in the order fixed by ``seed`` (the explainer's ``random_state``): the same for every
-        explained row, so their searches read the same rows and share predictions.
+        Returns ``(keys, hashes, predicates)``: the rows' value codes, their
+        :func:`~skanchors._cache.row_hash` and, for each of this row's predicates, a boolean
+        mask of the rows that satisfy it and their positions, in the order fixed by ``seed``
+        (the explainer's ``random_state``): the same for every explained row, so their
+        searches read the same rows and share predictions.
         """
-        order, keys, hashes = self.parent._reference_order(seed)
-        if self._holds_in_order is None or self._holds_in_order[0] != seed:
-            self._holds_in_order = (seed, self._holds[order])
-        return keys, hashes, self._holds_in_order[1]
+        _, keys, hashes = self.parent._reference_order(seed)
+        preds = [self.parent._ordered_predicate(seed, g) for g in self._gids]
+        return keys, hashes, preds
 
     def _keys(self, src):
         """Value codes of the rows ``src`` (one reference row per feature) pick."""
