@@ -216,9 +216,18 @@ class Anchor:
                 out.extend(str(p) for p in preds)
         return out
 
+    def _why_not(self):
+        """Why a returned rule is not an anchor, for display."""
+        if self.precision >= self.threshold:  # (False for NaN)
+            # The estimate reaches the threshold but its confidence bound does not: all of a
+            # rule's samples were drawn (perturbation="reference": its reference rows).
+            n = self.n_samples
+            return f"{n} sample{'' if n == 1 else 's'} cannot show precision >= threshold"
+        return "precision below threshold"
+
     def __str__(self):
         cond = " AND ".join(self.conditions()) if self.predicates else "(any input)"
-        flag = "" if self.is_anchor else " [NOT AN ANCHOR: precision below threshold]"
+        flag = "" if self.is_anchor else f" [NOT AN ANCHOR: {self._why_not()}]"
         pred = self.prediction
         if self.tolerance is not None:
             pred = f"{format_value(pred)} +- {format_value(self.tolerance)}"
@@ -324,8 +333,8 @@ class Anchor:
             ""
             if self.is_anchor
             else (
-                "<p style='color:#b00'><strong>Not an anchor:</strong> no rule reached the "
-                f"threshold {self.threshold:.2f}.</p>"
+                "<p style='color:#b00'><strong>Not an anchor:</strong> "
+                f"{esc(self._why_not())} (threshold {self.threshold:.2f}).</p>"
             )
         )
         rows = "".join(

@@ -1,5 +1,6 @@
 """perturbation="reference": D(z | A) is the reference rows that satisfy A, drawn in one order."""
 
+import html
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ from test_tabular import COLOURS, PlantedModel, SlowPlantedModel, _content, plan
 
 from skanchors import AnchorExplainer, NoAnchorWarning
 from skanchors._cache import SampleCache, Shared
+from skanchors._explanation import Anchor
 from skanchors._search import ReferenceArms, ReferenceStore
 from skanchors.discretizers import EdgesDiscretizer
 from skanchors.samplers import TabularSampler
@@ -155,6 +157,14 @@ def test_a_rule_covering_few_rows_is_not_validated():
     assert replace.is_anchor  # it can draw as many perturbations as it wants
     assert not reference.is_anchor
     assert reference.n_samples <= 8
+    # Its printed form says why: the estimate reaches the threshold, the samples cannot show it.
+    assert reference.precision == 1.0
+    n = reference.n_samples
+    why = f"{n} sample{'' if n == 1 else 's'} cannot show precision >= threshold"
+    assert f"[NOT AN ANCHOR: {why}]" in str(reference)
+    assert html.escape(why) in reference._repr_html_()
+    low = Anchor(reference.predicates, 1, 0.9, 0.01, False, 0.95, n_samples=500)
+    assert str(low).endswith("[NOT AN ANCHOR: precision below threshold]")
 
 
 class Noisy:
