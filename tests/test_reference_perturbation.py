@@ -284,3 +284,14 @@ def test_rows_explained_together_with_a_slow_model_merge_calls_and_keep_anchors(
     assert [_content(a) for a in out[0]] == alone
     searches = [a.n_model_calls for a in out[0]]
     assert model.calls - 2 < sum(searches)  # merged calls (2: the rows' own predictions)
+
+
+def test_pickled_sampler_rebuilds_its_drawing_order(data):
+    import pickle
+
+    sampler = _sampler().fit(data)
+    order, _, _ = sampler._reference_order(7)
+    sampler._ordered_predicate(7, sampler.instance(row(0.9, "red"))._gids[0])
+    copy = pickle.loads(pickle.dumps(sampler))
+    assert copy._orders == {} and copy._ordered == {}
+    np.testing.assert_array_equal(copy._reference_order(7)[0], order)

@@ -182,6 +182,15 @@ class TabularSampler(BaseEstimator):
         self.n_reference_ = n
         return self
 
+    def __getstate__(self):
+        # The drawing orders are rebuilt in a few milliseconds where needed: joblib workers
+        # need not receive them (their predicate positions are ~100 kB per predicate on Adult).
+        state = dict(super().__getstate__())
+        for name in ("_orders", "_ordered"):
+            if name in state:
+                state[name] = {}
+        return state
+
     def _reference_order(self, seed):
         """The reference rows in the order the search draws them (``perturbation="reference"``).
 
