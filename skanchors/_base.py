@@ -44,19 +44,13 @@ class BaseExplainer(TransformerMixin, BaseEstimator):
 
     def _make_sampler(self, X):
         """The sampler for ``X``: the user's, else text or tabular by the data."""
-        # ``perturbation`` is AnchorExplainer's only (LIME draws unconditioned rows, which
-        # both perturbations draw alike).
-        perturbation = getattr(self, "perturbation", "replace")
-        names = "discretizer, categorical_features" + (
-            " and perturbation" if hasattr(self, "perturbation") else ""
+        params = self._tabular_params()
+        defaults = TabularSampler().get_params()
+        tabular_defaults = all(
+            isinstance(value, str) and value == defaults[name] for name, value in params.items()
         )
-        tabular_defaults = (
-            isinstance(self.discretizer, str)
-            and self.discretizer == "quartile"
-            and isinstance(self.categorical_features, str)
-            and self.categorical_features == "auto"
-            and perturbation == "replace"
-        )
+        *first, last = params
+        names = f"{', '.join(first)} and {last}"
         if self.sampler is not None:
             if not tabular_defaults:
                 raise ValueError(
@@ -73,11 +67,11 @@ class BaseExplainer(TransformerMixin, BaseEstimator):
             from .samplers.text import CorpusSampler
 
             return CorpusSampler()
-        return TabularSampler(
-            discretizer=self.discretizer,
-            categorical_features=self.categorical_features,
-            perturbation=perturbation,
-        )
+        return TabularSampler(**params)
+
+    def _tabular_params(self):
+        """The parameters of the default tabular sampler that the explainer sets."""
+        return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
 
 
 def _check_not_a_string(X):

@@ -309,6 +309,11 @@ class AnchorExplainer(BaseExplainer):
             self.feature_names_in_ = self.sampler_.feature_names_in_
         return self
 
+    def _tabular_params(self):
+        # (LIME draws unconditioned rows, which both perturbations draw alike: only anchors
+        # have a perturbation parameter.)
+        return {**super()._tabular_params(), "perturbation": self.perturbation}
+
     # ----------------------------------------------------------------- explaining
     def _task(self):
         if isinstance(self.model_, RegressionModel):
