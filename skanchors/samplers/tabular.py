@@ -560,7 +560,6 @@ class TabularInstance:
         # one drawn for A that satisfies a longer rule is an exact draw for it too.
         self.draws_reference_rows = parent.perturbation == "reference"
         self.exact_reuse = self.draws_reference_rows
-        self._reference_pools = {}
 
     # -- the search protocol
     def _draw(self, rng, n, pool=None):
@@ -621,22 +620,17 @@ class TabularInstance:
 
     def _reference_pool(self, anchor):
         """Reference rows that satisfy ``anchor`` (``perturbation="reference"``)."""
-        anchor = tuple(sorted(anchor))
-        pool = self._reference_pools.get(anchor)
-        if pool is None:
-            if anchor:
-                rows = np.flatnonzero(self._holds[: self._n_ref, list(anchor)].all(axis=1))
-            else:
-                rows = np.arange(self._n_ref)
-            if rows.size == 0 or (self._weights is not None and self._weights[rows].sum() <= 0):
-                raise ValueError(
-                    "No reference row satisfies the rule "
-                    f"{[str(self.predicates[p]) for p in anchor]}: with "
-                    "perturbation='reference' it has no samples."
-                )
-            pool = self.parent._make_pool(rows)
-            if len(self._reference_pools) < 4096:
-                self._reference_pools[anchor] = pool
+        if not anchor:
+            return None  # every reference row (see _draw)
+        # The sampler's pools of rows satisfying predicates, shared by all explained rows.
+        pool = self.parent._pool(tuple(sorted({self._gids[p] for p in anchor})))
+        rows = pool[0]
+        if rows.size == 0 or (self._weights is not None and self._weights[rows].sum() <= 0):
+            raise ValueError(
+                "No reference row satisfies the rule "
+                f"{[str(self.predicates[p]) for p in sorted(anchor)]}: with "
+                "perturbation='reference' it has no samples."
+            )
         return pool
 
     def _sources(self, anchor, n, rng):
