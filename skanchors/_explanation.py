@@ -146,7 +146,9 @@ class Anchor:
         reference data was class-balanced).
     is_anchor : bool
         Whether the rule was validated to reach the threshold. ``False`` means no rule did and
-        this is the most precise candidate found (a warning is raised at explanation time).
+        this is the best candidate found (a warning is raised at explanation time): the
+        most precise by the bandit, or with ``perturbation="reference"`` the one with the
+        highest lower confidence bound.
     threshold : float
     n_samples : int
         Perturbations the precision estimate is based on.

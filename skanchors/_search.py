@@ -994,12 +994,21 @@ def beam_search(
         size += 1
     if best is not None:
         return SearchResult(best, order[best], True, store, best_coverage, delta)
-    # No valid anchor: among the beams of every round, the one with the best precision.
+    # No valid anchor: among the beams of every round, the rule the bandit finds best. With
+    # unlimited samples that is the best precision within epsilon (KL-LUCB's guarantee). When
+    # the samples run out (reference rows: a rule covering k rows has at most k), the bandit
+    # can no longer tell the rules apart and the best mean goes to some rule of 2 or 3 rows
+    # at 1.00: rank by the lower confidence bound instead, the precision the rule surely has.
+    # Measured with reference rows on the benchmark's 8 cells (models x row sets, 20 rows
+    # each): held-out precision of the fallbacks, pooled, 0.825 -> 0.898 on Titanic (56
+    # fallbacks) at 2.8x their held-out coverage, 0.854 -> 0.855 on Adult (18) at 5.8x.
     pool = [c for s in range(1, size) for c in beams.get(s, [])]
     if not pool:  # nothing to add to the empty rule (no informative predicate)
         return SearchResult((), [], False, store, 1.0, delta)
     arms = make_arms(store, pool, [parent_of[c] for c in pool])
     pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
     best = pool[int(np.asarray(pick)[-1])]
+    if getattr(arms, "n_available", None) is not None:
+        best = pool[int(np.argmax(arm_bounds(arms, np.arange(len(pool)), beta)[0]))]
     cov = float(instance.coverage([best])[0])
     return SearchResult(best, order[best], False, store, cov, delta)

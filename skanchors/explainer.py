@@ -428,8 +428,9 @@ class AnchorExplainer(BaseExplainer):
                 anchor.prediction = self.classes_[targets[i]]
             if not anchor.is_anchor:
                 warnings.warn(
-                    f"Row {i}: no rule reached precision {self.threshold}; returning the most "
-                    f"precise candidate ({anchor.precision:.3f}) with is_anchor=False.",
+                    f"Row {i}: no rule reached precision {self.threshold}; returning the best "
+                    f"candidate found (precision {anchor.precision:.3f} on {anchor.n_samples} "
+                    "samples) with is_anchor=False.",
                     NoAnchorWarning,
                     stacklevel=2,
                 )

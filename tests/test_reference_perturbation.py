@@ -167,6 +167,45 @@ def test_a_rule_covering_few_rows_is_not_validated():
     assert str(low).endswith("[NOT AN ANCHOR: precision below threshold]")
 
 
+class BigUnlessFlipped:
+    """Predicts 1 iff ``a == "big"``, with 1 row in 10 flipped by digits of x1 (no bin of x1
+    isolates them)."""
+
+    classes_ = np.array([0, 1])
+
+    def predict_proba(self, X):
+        flip = (X["x1"].to_numpy() * 1000).astype(int) % 10 == 0
+        p = ((X["a"].to_numpy() == "big") ^ flip).astype(float)
+        return np.column_stack([1 - p, p])
+
+
+def test_the_fallback_is_the_rule_most_surely_precise_not_the_best_of_three_rows():
+    """No rule validates. "b = rare" covers 3 rows, all predicted 1; "a = big" covers 200 at
+    0.9. The best mean is the 3-row rule, which says nothing; the fallback is "a = big"."""
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "a": pd.Categorical(np.repeat(["big", "small"], n // 2)),
+            "b": pd.Categorical(["common"] * n, categories=["common", "rare"]),
+            "x1": rng.uniform(size=n),
+        }
+    )
+    frame.loc[:2, "b"] = "rare"
+    frame.loc[:2, "x1"] = [0.5555, 0.2222, 0.7777]  # not flipped
+    model = BigUnlessFlipped()
+    flipped = (frame["x1"] * 1000).astype(int) % 10 == 0
+    assert 0.05 < flipped[frame["a"] == "big"].mean() < 0.15  # "a = big" cannot reach 0.95
+    instance = pd.DataFrame({"a": ["big"], "b": ["rare"], "x1": [0.5555]})
+    explainer = AnchorExplainer(model, perturbation="reference", beam_size=2, random_state=0)
+    with pytest.warns(NoAnchorWarning):
+        anchor = explainer.fit(frame).explain(instance)[0]
+    assert not anchor.is_anchor
+    assert [str(p) for p in anchor.predicates] == ["a = big"]
+    assert 100 <= anchor.n_samples <= 200
+    assert 0.8 < anchor.precision < 0.95
+
+
 class Noisy:
     """The planted rule with about 19 % of the rows flipped: by x1 < 0.15 and by |x3| > 1.96.
 
