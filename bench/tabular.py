@@ -743,6 +743,38 @@ def _pooled(prec, per_row):
     return float((prec[ok] * cov[ok]).sum() / cov[ok].sum()) if ok.any() else math.nan
 
 
+def pooled_difference(ours, peer, reps=4000, level=0.90, seed=0):
+    """Our pooled held-out precision over valid anchors minus the peer's, and its ``level``
+    paired bootstrap interval: rows explained by both are resampled together, and each
+    package's pooled value is recomputed over its valid anchors in the resample. Returns
+    ``(difference, low, high)``, NaN where a package has no valid anchor covering a row."""
+
+    def arrays(per_row, keys):
+        by = {r["test_index"]: r for r in per_row}
+        cov = np.zeros(len(keys))
+        prec = np.zeros(len(keys))
+        for k, key in enumerate(keys):
+            r = by[key]
+            p = r["heldout_precision"]
+            if r["valid"] and p is not None and np.isfinite(p) and r["heldout_coverage"] > 0:
+                cov[k], prec[k] = r["heldout_coverage"], p
+        return cov, prec * cov
+
+    keys = sorted({r["test_index"] for r in ours} & {r["test_index"] for r in peer})
+    if not keys:
+        return math.nan, math.nan, math.nan
+    (c1, h1), (c2, h2) = arrays(ours, keys), arrays(peer, keys)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = h1.sum() / c1.sum() - h2.sum() / c2.sum()
+        idx = np.random.default_rng(seed).integers(0, len(keys), size=(reps, len(keys)))
+        boot = h1[idx].sum(1) / c1[idx].sum(1) - h2[idx].sum(1) / c2[idx].sum(1)
+    boot = boot[np.isfinite(boot)]
+    if not np.isfinite(point) or boot.size == 0:
+        return math.nan, math.nan, math.nan
+    tail = (1.0 - level) / 2.0
+    return float(point), float(np.quantile(boot, tail)), float(np.quantile(boot, 1.0 - tail))
+
+
 def summarise(per_row):
     if not per_row:
         return {}
@@ -970,8 +1002,15 @@ def target_lines(results):
                 f"{_fmt(fastest.get('heldout_precision_pooled'), '.3f')}; pooled over the "
                 f"anchors each package calls valid "
                 f"{_fmt(r.get('heldout_precision_pooled_valid'), '.3f')} vs "
-                f"{_fmt(fastest.get('heldout_precision_pooled_valid'), '.3f')})"
+                f"{_fmt(fastest.get('heldout_precision_pooled_valid'), '.3f')}"
             )
+            diff, low, high = pooled_difference(r["per_row"], fastest["per_row"])
+            if np.isfinite(diff):
+                line += (
+                    f", difference {diff:+.3f}, 90 % paired bootstrap over the rows "
+                    f"[{low:+.3f}, {high:+.3f}]"
+                )
+            line += ")"
             if r.get("median_model_seconds"):
                 # The model's share alone: what the calls and rows this package asks for cost
                 # even if everything else it does took no time.
