@@ -115,8 +115,13 @@ def load_raw(name):
         return X, y, str(SHARED_DATA)
 
 
-def prepare(name):
-    """Encode a raw frame into the one float matrix that all three packages see."""
+def prepare(name, reference="train"):
+    """Encode a raw frame into the one float matrix that all three packages see.
+
+    ``reference="train"``: the model is fit on the training split and every explainer on the
+    same rows. ``"validation"``: a quarter of the training split (random_state=0) is held out
+    of the model's fit and is every explainer's reference data.
+    """
     raw, y, source = load_raw(name)
     columns = []
     categorical_names = {}
@@ -136,16 +141,23 @@ def prepare(name):
             columns.append(np.where(np.isnan(v), np.nanmedian(v), v))  # anchor-exp cannot do NaN
     X = np.column_stack(columns).astype(float)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=SEED)
+    if reference == "validation":
+        X_model, X_reference, y_model, _ = train_test_split(
+            X_train, y_train, test_size=0.25, random_state=SEED
+        )
+    else:
+        X_model, X_reference, y_model = X_train, X_train, y_train
     feature_names = [str(c) for c in raw.columns]
     numeric = [j for j in range(X.shape[1]) if j not in categorical_names]
     # Bin edges of the peers' quartile discretizers: used to undo their "%.2f" rounding.
-    edges = {j: np.unique(np.percentile(X_train[:, j], DISC_PERC)) for j in numeric}
+    edges = {j: np.unique(np.percentile(X_reference[:, j], DISC_PERC)) for j in numeric}
     return {
         "name": name,
         "source": source,
-        "X_train": X_train,
+        "X_model": X_model,  # the model's fit
+        "y_model": y_model,
+        "X_reference": X_reference,  # every explainer's fit
         "X_test": X_test,
-        "y_train": y_train,
         "y_test": y_test,
         "feature_names": feature_names,
         "categorical_names": categorical_names,
@@ -312,7 +324,7 @@ def make_alibi(data, model, beam_size):
         dtype=np.float64,  # the model was trained on float64; alibi's default is float32
         seed=SEED,
     )
-    explainer.fit(data["X_train"], disc_perc=DISC_PERC)
+    explainer.fit(data["X_reference"], disc_perc=DISC_PERC)
     fit_time = time.perf_counter() - t0
     kwargs = {"beam_size": beam_size} if beam_size is not None else {}
 
@@ -369,7 +381,7 @@ def make_anchor_exp(data, model, beam_size):
     explainer = anchor_tabular.AnchorTabularExplainer(
         data["class_names"],
         data["feature_names"],
-        data["X_train"],
+        data["X_reference"],
         data["categorical_names"],
     )
     fit_time = time.perf_counter() - t0
@@ -432,7 +444,7 @@ def make_skanchors(data, model, beam_size, **options):
         categorical_features=data["categorical"],
         random_state=SEED,
         **kwargs,
-    ).fit(data["X_train"])
+    ).fit(data["X_reference"])
     fit_time = time.perf_counter() - t0
 
     def explain(row):
@@ -538,7 +550,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
             vacuous = [
                 _predicate_str(p, data)
                 for p in anchor.predicates
-                if np.all(p.evaluate(data["X_train"]))
+                if np.all(p.evaluate(data["X_reference"]))
             ]
             rec.update(
                 anchor=[_predicate_str(p, data) for p in anchor.predicates],
@@ -561,7 +573,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
                 cond = parse_predicate(
                     name, data["feature_names"], data["categorical_names"], data["edges"]
                 )
-                if rule_mask(cond, data["X_train"]).all():
+                if rule_mask(cond, data["X_reference"]).all():
                     vacuous.append(name)
                 conditions += cond
             mask_all = rule_mask(conditions, X_test)
@@ -576,7 +588,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
                 own_coverage=anchor.coverage,
             )
         precision, coverage = held_out(mask_all[others], test_pred[others], label)
-        # A condition true on every training row (e.g. "Pclass <= 3") adds length, not meaning.
+        # A condition true on every reference row (e.g. "Pclass <= 3") adds length, not meaning.
         rec.update(
             covers_own_row=own,
             vacuous_conditions=vacuous,
@@ -598,7 +610,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
     if package == "skanchors" and len(per_row) == len(rows_idx):
         # The same rows in one call: what a user explaining many rows gets (refitted first,
         # so the call starts with an empty prediction cache; fit is not timed).
-        explain.explainer.fit(data["X_train"])
+        explain.explainer.fit(data["X_reference"])
         model.reset()
         t0 = time.perf_counter()
         anchors = explain.explainer.explain(X_test[rows_idx])
@@ -607,7 +619,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
         result["batch_rows"] = model.rows
         result["batch_n_anchors"] = len(anchors)
         # ... and spread over both cores (joblib processes; results are identical).
-        explain.explainer.set_params(n_jobs=2).fit(data["X_train"])
+        explain.explainer.set_params(n_jobs=2).fit(data["X_reference"])
         t0 = time.perf_counter()
         explain.explainer.explain(X_test[rows_idx])
         result["batch_seconds_2jobs"] = time.perf_counter() - t0
@@ -1045,7 +1057,7 @@ def checks(results):
                 seen = sorted({c for x in r["per_row"] for c in x["vacuous_conditions"]})
                 out.append(
                     f"- {where}: {r['vacuous_conditions']} of {r['total_conditions']} printed "
-                    f"conditions hold on every training row: "
+                    f"conditions hold on every reference row: "
                     + ", ".join(f"`{c}`" for c in seen[:3])
                 )
             if _ours(r["package"]):
@@ -1105,7 +1117,13 @@ def write_report(path, results, args, settings, started, elapsed):
         f"{BATCH_SIZE}; alibi `disc_perc={DISC_PERC}`, anchor-exp quartile discretizer; "
         f"models RandomForestClassifier(n_estimators=100, random_state=0) and "
         f"GradientBoostingClassifier(random_state=0) on a 70/30 split (random_state=0); "
-        f"{settings['n_rows']} test rows per data/model (picked with seed "
+        + (
+            "reference data of every package: the model's training rows; "
+            if settings.get("reference", "train") == "train"
+            else "reference data of every package: a quarter of the training split held out "
+            "of the model's fit (random_state=0); "
+        )
+        + f"{settings['n_rows']} test rows per data/model (picked with seed "
         f"{settings.get('rows_seed', SEED)}), the same for every package; budget "
         f"{settings['budget']:.0f} s per package/data/model. `np.random.seed(0)` before each "
         "peer explanation; skanchors `random_state=0`.",
@@ -1231,6 +1249,13 @@ def main(argv=None):
         default=None,
         help="path prefix for .md/.json (default bench/results_tabular; none with --quick)",
     )
+    parser.add_argument(
+        "--reference",
+        choices=("train", "validation"),
+        default="train",
+        help="explainers' reference data: the model's training rows (default) or a quarter of "
+        "the training split held out of the model's fit",
+    )
     parser.add_argument("--selftest", action="store_true", help="check the rule parser and exit")
     parser.add_argument(
         "--reps",
@@ -1272,7 +1297,7 @@ def main(argv=None):
     results = []
     sources = {}
     for dname in datasets:
-        data = prepare(dname)
+        data = prepare(dname, args.reference)
         sources[dname] = data["source"]
         rng = np.random.default_rng(args.rows_seed)
         rows_idx = np.sort(rng.choice(len(data["X_test"]), size=n_rows, replace=False))
@@ -1282,12 +1307,13 @@ def main(argv=None):
                 if mname == "rf"
                 else GradientBoostingClassifier(random_state=SEED)
             )
-            est.fit(data["X_train"], data["y_train"])
+            est.fit(data["X_model"], data["y_model"])
             model = CountingModel(est)
             test_pred = est.predict(data["X_test"])
             acc = float((test_pred == data["y_test"]).mean())
             print(
-                f"\n## {dname} / {mname}: train {data['X_train'].shape}, test accuracy {acc:.3f}",
+                f"\n## {dname} / {mname}: model fit on {data['X_model'].shape}, reference "
+                f"{data['X_reference'].shape}, test accuracy {acc:.3f}",
                 flush=True,
             )
             cell = {"data": dname, "model": mname, "test_accuracy": acc, "packages": []}
@@ -1325,6 +1351,7 @@ def main(argv=None):
         ),
         "n_rows": n_rows,
         "rows_seed": args.rows_seed,
+        "reference": args.reference,
         "budget": args.budget,
         "packages": only,
         "threshold": THRESHOLD,
