@@ -989,6 +989,56 @@ def skanchors_batch_lines(results):
     return out
 
 
+def target_table(results):
+    """Issue 2's three targets for skanchors' beam-1 configurations, one row per cell: the
+    head-to-head speed-up (the least drift-prone), the share of the peer's rows, and the
+    held-out precision over valid anchors minus the peer's with its bootstrap interval."""
+    rows = []
+    for cell in results:
+        h = cell.get("head_to_head")
+        if not h:
+            continue
+        done = {label(r): r for r in cell["packages"] if r.get("rows_done")}
+        peer = done.get(h["peer"])
+        for name, ratio_key in (
+            ("skanchors (beam 1)", "wall_median_ratio"),
+            ("skanchors (beam 1, perturbation=reference)", "wall_median_ratio_reference"),
+        ):
+            ours = done.get(name)
+            if peer is None or ours is None or ratio_key not in h:
+                continue
+            speed = h[ratio_key]
+            share = ours["rows_per_expl"] / peer["rows_per_expl"]
+            diff, low, high = pooled_difference(ours["per_row"], peer["per_row"])
+            missed = [
+                what
+                for what, ok in (
+                    ("speed", speed >= 10.0),
+                    ("rows", share <= 0.5),
+                    ("precision", np.isfinite(high) and high >= 0.0),
+                )
+                if not ok
+            ]
+            precision = (
+                f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]" if np.isfinite(diff) else "no valid anchor"
+            )
+            rows.append(
+                f"| {cell['data']} / {cell['model']} | {name} | {speed:.1f}x | {share:.2f} | "
+                f"{ours['valid_fraction']:.2f} / {peer['valid_fraction']:.2f} | {precision} | "
+                + ("yes" if not missed else "no: " + ", ".join(missed))
+                + " |"
+            )
+    if not rows:
+        return []
+    return [
+        "| cell | configuration | speed-up, head to head (>= 10x) | rows / peer's (<= 0.5) "
+        "| valid, ours / peer's | held-out precision of valid anchors minus the peer's "
+        "[90 % interval] (upper end >= 0) | all three met |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+
+
 def target_lines(results):
     """Issue 2's target per cell: >= 10x faster than the fastest peer (median seconds per
     explanation), at most half its rows, held-out precision not lower."""
@@ -1135,6 +1185,14 @@ def write_report(path, results, args, settings, started, elapsed):
             f"Note: the 1-minute load average was {load:.2f} on {os.cpu_count()} cores when the "
             "run started: other processes shared the CPU, so the seconds are noisy (rerun to "
             "compare them); calls, rows and anchors are deterministic.",
+            "",
+        ]
+    glance = target_table(results)
+    if glance:
+        lines += [
+            "Targets at a glance (issue 2), against the fastest peer by median:",
+            "",
+            *glance,
             "",
         ]
     targets = target_lines(results)
