@@ -10,6 +10,125 @@ import numpy as np
 __all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
 
 
+def _is_forest_classifier(estimator):
+    """A fitted single-output scikit-learn forest classifier whose ``predict_proba`` is the
+    library's own (not overridden) and that predicts its trees one after another."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    if not isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):
+        return False
+    # both inherit one predict_proba; a subclass that overrides it is left alone
+    if type(estimator).predict_proba is not RandomForestClassifier.predict_proba:
+        return False
+    trees = getattr(estimator, "estimators_", None)
+    if not trees or getattr(estimator, "n_outputs_", None) != 1:
+        return False
+    if getattr(estimator, "n_jobs", None) not in (None, 1):
+        return False  # the user asked the forest to predict its trees in parallel
+    return all(
+        isinstance(tree, DecisionTreeClassifier)
+        and type(tree).predict_proba is DecisionTreeClassifier.predict_proba
+        for tree in trees
+    )
+
+
+class _ForestProba:
+    """``forest.predict_proba`` without its fixed cost per call.
+
+    A scikit-learn forest validates the input and then dispatches each tree through
+    ``joblib.Parallel``; for the few hundred rows of one bandit round that fixed cost is most
+    of the call (about 10 ms for 100 trees, against well under 1 ms to traverse them). This
+    sums what the trees' ``predict_proba(X, check_input=False)`` return, in the forest's
+    order, and divides by their number, exactly as the forest does, so the probabilities are
+    the same to the last bit. Input the forest would reject or treat specially (a DataFrame
+    whose columns are not the ones it was fitted on, a bare array for a forest fitted with
+    feature names, NaN or infinity, sparse matrices, other widths) goes to
+    ``forest.predict_proba`` itself, with its errors and warnings. The first call also runs
+    ``forest.predict_proba`` and keeps to it for good if the two differ at all.
+    """
+
+    # Traversing the trees costs less per row in large batches (each tree's nodes stay in
+    # cache across the batch): 0.075 ms per row for 100 Adult rows, 0.026 for 1,000.
+    favours_large_batches = True
+
+    def __init__(self, forest):
+        self.forest = forest
+        self.verified = False
+
+    def _dense(self, X):
+        forest = self.forest
+        names = getattr(forest, "feature_names_in_", None)
+        if hasattr(X, "columns") and hasattr(X, "dtypes"):
+            if names is None or list(X.columns) != list(names):
+                return None
+            if not all(np.issubdtype(dtype, np.number) for dtype in X.dtypes):
+                return None
+            X = X.to_numpy()
+        elif names is not None or not isinstance(X, np.ndarray):
+            return None
+        if X.ndim != 2 or X.shape[1] != forest.n_features_in_:
+            return None
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+            return None
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if not np.isfinite(X).all():
+            return None
+        return X
+
+    def _sum(self, X):
+        forest = self.forest
+        n_classes = len(forest.classes_)
+        proba = np.zeros((X.shape[0], n_classes), dtype=np.float64)
+        for tree in forest.estimators_:
+            # what DecisionTreeClassifier.predict_proba(X, check_input=False) returns for one
+            # output, without its check_is_fitted and feature-count checks on every tree
+            proba += tree.tree_.predict(X)[:, :n_classes]
+        proba /= len(forest.estimators_)
+        return proba
+
+    def __call__(self, X):
+        dense = None if self.verified is None else self._dense(X)
+        if dense is None:
+            return self.forest.predict_proba(X)
+        proba = self._sum(dense)
+        if not self.verified:
+            reference = self.forest.predict_proba(X)
+            self.verified = True if np.array_equal(proba, reference) else None
+            return reference
+        return proba
+
+
+class _PipelineProba:
+    """``pipeline.predict_proba`` as its transforming steps followed by a faster final
+    step (see :class:`_ForestProba`)."""
+
+    def __init__(self, head, final):
+        self.head = head
+        self.final = final
+        self.favours_large_batches = getattr(final, "favours_large_batches", False)
+
+    def __call__(self, X):
+        return self.final(self.head.transform(X))
+
+
+def _fast_predict_proba(estimator):
+    """A function computing exactly ``estimator.predict_proba`` with less overhead per
+    call, or None when there is none for this kind of estimator."""
+    try:
+        from sklearn.pipeline import Pipeline
+    except ImportError:  # pragma: no cover - scikit-learn is a core dependency
+        return None
+    if _is_forest_classifier(estimator):
+        return _ForestProba(estimator)
+    # only a Pipeline itself: a subclass may change what predict_proba does
+    if type(estimator) is Pipeline and len(estimator.steps) > 1:
+        final = _fast_predict_proba(estimator.steps[-1][1])
+        if final is not None:
+            return _PipelineProba(estimator[:-1], final)
+    return None
+
+
 class ProbabilityModel:
     """A black box with ``predict_proba``, its class labels, and a call counter.
 
@@ -22,11 +141,23 @@ class ProbabilityModel:
     classes : array-like or None
         Labels of the probability columns; defaults to ``estimator.classes_`` when present,
         else ``0 .. n_classes - 1``.
+
+    Notes
+    -----
+    A fitted scikit-learn ``RandomForestClassifier`` or ``ExtraTreesClassifier`` (single
+    output, ``n_jobs`` None or 1, ``predict_proba`` not overridden), alone or as the last step
+    of a ``Pipeline``, is evaluated tree by tree here: the same probabilities to the last bit
+    as its ``predict_proba``, without the forest's fixed cost of about 10 ms per call (for
+    100 trees), which is most of the cost of the few hundred rows an anchor search predicts
+    at a time. The first call checks the two against each other and keeps to
+    ``predict_proba`` if they differ; input the forest would reject or warn about goes to
+    ``predict_proba``. Pass ``forest.predict_proba`` instead of the forest to have every call
+    go to ``predict_proba``.
     """
 
     def __init__(self, estimator, classes=None):
         if hasattr(estimator, "predict_proba") and callable(estimator.predict_proba):
-            self._fn = estimator.predict_proba
+            self._fn = _fast_predict_proba(estimator) or estimator.predict_proba
         elif callable(estimator) and not isinstance(estimator, type):
             self._fn = estimator
         else:
@@ -55,6 +186,11 @@ class ProbabilityModel:
                 f"{len(self.classes_)} classes."
             )
         return proba
+
+    @property
+    def favours_large_batches(self):
+        """Whether the model predicts many inputs in one call faster per input than few."""
+        return bool(getattr(self._fn, "favours_large_batches", False))
 
     def predict_index(self, X):
         """Index (into ``classes_``) of the most probable class of each input."""

@@ -1,0 +1,214 @@
+"""The model adapters: ``ProbabilityModel`` and its faster path for scikit-learn forests."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skanchors import AnchorExplainer
+from skanchors.models import ProbabilityModel, _ForestProba, _PipelineProba
+
+# small forests on noisy data: some rows have no anchor, which is not what is tested here
+pytestmark = pytest.mark.filterwarnings("ignore:Row .*no rule reached")
+
+
+def _data(n=400, n_classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    score = X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=n)
+    edges = np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])
+    y = (
+        np.array(["low", "mid", "high"])[np.searchsorted(edges, score)]
+        if n_classes == 3
+        else (score > 0).astype(int)
+    )
+    return X, y
+
+
+FORESTS = {
+    "rf": lambda: RandomForestClassifier(n_estimators=30, random_state=0),
+    "rf-weighted": lambda: RandomForestClassifier(
+        n_estimators=30, class_weight="balanced", max_depth=6, random_state=0
+    ),
+    "extra-trees": lambda: ExtraTreesClassifier(n_estimators=30, random_state=0),
+}
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("name", list(FORESTS))
+def test_a_forest_is_predicted_by_its_trees_to_the_last_bit(name, n_classes):
+    X, y = _data(n_classes=n_classes)
+    forest = FORESTS[name]().fit(X[:300], y[:300])
+    model = ProbabilityModel(forest)
+    assert isinstance(model._fn, _ForestProba)
+    X_new = np.random.default_rng(1).normal(size=(257, 5))
+    for batch in (X_new, X_new[:1], X_new[3:40]):
+        assert np.array_equal(model.predict_proba(batch), forest.predict_proba(batch))
+    # the first call compared the two and kept the fast path
+    assert model._fn.verified is True
+    assert list(model.classes_) == list(forest.classes_)
+
+
+def test_a_forest_fitted_on_a_dataframe_takes_the_fast_path_only_with_its_own_columns():
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
+    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(frame, y)
+    fast = ProbabilityModel(forest)._fn
+    assert fast._dense(frame) is not None
+    assert np.array_equal(fast(frame), forest.predict_proba(frame))
+    assert fast.verified is True
+    # other column order: the forest's own error
+    with pytest.raises(ValueError, match="feature names"):
+        fast(frame[frame.columns[::-1]])
+    # a bare array: the forest's own warning, and its probabilities
+    assert fast._dense(X) is None
+    with pytest.warns(UserWarning, match="feature names"):
+        proba = fast(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.array_equal(proba, forest.predict_proba(X))
+
+
+def test_input_the_forest_treats_specially_goes_to_the_forest():
+    X, y = _data()
+    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    fast = ProbabilityModel(forest)._fn
+    fast(X[:10])
+    assert fast.verified is True
+    with pytest.raises(ValueError, match="features"):
+        fast(X[:, :4])
+    with pytest.raises(ValueError, match="infinity|too large"):
+        fast(np.where(np.arange(5) == 2, np.inf, X[:10]))
+    # NaN: whatever the forest does with it (scikit-learn >= 1.4 routes missing values)
+    X_nan = X[:10].copy()
+    X_nan[0, 1] = np.nan
+    assert fast._dense(X_nan) is None
+    try:
+        expected = forest.predict_proba(X_nan)
+    except ValueError:
+        with pytest.raises(ValueError):
+            fast(X_nan)
+    else:
+        assert np.array_equal(fast(X_nan), expected)
+
+
+def test_the_fast_path_is_dropped_for_good_when_it_disagrees_with_the_forest():
+    X, y = _data()
+    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    original = forest.predict_proba
+    shifted = original(X[:10])[:, ::-1]
+    calls = []
+
+    def reference(batch):
+        calls.append(len(batch))
+        return original(batch)[:, ::-1]
+
+    fast = _ForestProba(forest)
+    forest.predict_proba = reference  # an instance attribute: the forest now disagrees
+    assert np.array_equal(fast(X[:10]), shifted)
+    assert fast.verified is None
+    assert np.array_equal(fast(X[:10]), shifted)
+    assert calls == [10, 10]
+
+
+class _Doubled(RandomForestClassifier):
+    def predict_proba(self, X):
+        return super().predict_proba(X) ** 2
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: _Doubled(n_estimators=10, random_state=0),
+        lambda: RandomForestClassifier(n_estimators=10, n_jobs=2, random_state=0),
+        lambda: GradientBoostingClassifier(n_estimators=10, random_state=0),
+    ],
+    ids=["overridden-predict_proba", "parallel-forest", "boosting"],
+)
+def test_other_models_are_called_as_they_are(make):
+    X, y = _data()
+    est = make().fit(X, y)
+    model = ProbabilityModel(est)
+    assert model._fn == est.predict_proba
+    assert np.array_equal(model.predict_proba(X[:20]), est.predict_proba(X[:20]))
+
+
+def test_a_callable_is_never_replaced():
+    X, y = _data()
+    forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    assert ProbabilityModel(forest.predict_proba)._fn == forest.predict_proba
+
+
+def test_a_pipeline_ending_in_a_forest_transforms_then_takes_the_fast_path():
+    X, y = _data()
+    pipe = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=20, random_state=0))
+    pipe.fit(X, y)
+    model = ProbabilityModel(pipe)
+    assert isinstance(model._fn, _PipelineProba)
+    assert np.array_equal(model.predict_proba(X[:50]), pipe.predict_proba(X[:50]))
+    assert model._fn.final.verified is True
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_explaining_a_forest_gives_the_anchors_of_its_predict_proba(n_jobs):
+    X, y = _data(n=600)
+    forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
+    rows = X[400:406]
+    options = dict(random_state=3, n_jobs=n_jobs, beam_size=1)
+    fast = AnchorExplainer(forest, **options).fit(X[:400])
+    plain = AnchorExplainer(forest.predict_proba, **options).fit(X[:400])
+    assert [str(a) for a in fast.explain(rows)] == [str(a) for a in plain.explain(rows)]
+    # one row per call: the same searches, the same model calls (several rows in one call
+    # may share calls or not, by how long one model call takes)
+    for row in rows[:3]:
+        a, b = fast.explain(row[None])[0], plain.explain(row[None])[0]
+        assert str(a) == str(b)
+        assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
+
+
+class _Spy:
+    """Counts the calls the adapter makes; passes on (or denies) its batch preference."""
+
+    def __init__(self, fn, favours):
+        self.fn, self.calls = fn, 0
+        self.favours_large_batches = favours
+
+    def __call__(self, X):
+        self.calls += 1
+        return self.fn(X)
+
+
+@pytest.mark.parametrize("favours", [True, False])
+def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(favours):
+    # a forest's tree traversal costs less per row in large batches, so the searches of the
+    # rows of one explain call share their model calls although one call is cheap (<< 2 ms)
+    X, y = _data(n=600)
+    forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
+    assert ProbabilityModel(forest).favours_large_batches
+    assert not ProbabilityModel(forest.predict_proba).favours_large_batches
+    rows = X[400:408]
+
+    def explainer():
+        fitted = AnchorExplainer(forest, random_state=3, beam_size=1).fit(X[:400])
+        fitted.model_._fn = _Spy(fitted.model_._fn, favours)
+        return fitted
+
+    together = explainer()
+    anchors = together.explain(rows)
+    alone = explainer()
+    assert [str(a) for a in anchors] == [str(alone.explain(r[None])[0]) for r in rows]
+    # the prediction of the rows themselves: 2 calls together, 1 per row alone
+    searches_together = together.model_._fn.calls - 2
+    searches_alone = alone.model_._fn.calls - len(rows)
+    if favours:
+        assert searches_together < searches_alone / 2
+    else:
+        assert searches_together == searches_alone
