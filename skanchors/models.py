@@ -62,7 +62,11 @@ class _ForestProba:
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
             if names is None or list(X.columns) != list(names):
                 return None
-            if not all(np.issubdtype(dtype, np.number) for dtype in X.dtypes):
+            # plain numpy number columns only (not pandas' nullable or categorical dtypes)
+            if not all(
+                isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.number)
+                for dtype in X.dtypes
+            ):
                 return None
             X = X.to_numpy()
         elif names is not None or not isinstance(X, np.ndarray):

@@ -68,6 +68,11 @@ def test_a_forest_fitted_on_a_dataframe_takes_the_fast_path_only_with_its_own_co
     # other column order: the forest's own error
     with pytest.raises(ValueError, match="feature names"):
         fast(frame[frame.columns[::-1]])
+    # pandas' nullable and categorical columns: the forest converts them itself
+    for dtype in ("Float64", "category"):
+        other = frame.astype({"f0": dtype})
+        assert fast._dense(other) is None
+        assert np.array_equal(fast(other), forest.predict_proba(other))
     # a bare array: the forest's own warning, and its probabilities
     assert fast._dense(X) is None
     with pytest.warns(UserWarning, match="feature names"):
