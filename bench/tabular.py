@@ -436,8 +436,11 @@ class CountedCalls:
     def __init__(self, fn, counter):
         self.fn = fn
         self.counter = counter
+
+    @property
+    def favours_large_batches(self):
         # what the adapter tells the explainer about the model, passed on
-        self.favours_large_batches = getattr(fn, "favours_large_batches", False)
+        return getattr(self.fn, "favours_large_batches", False)
 
     def __call__(self, X):
         counter = self.counter

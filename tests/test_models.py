@@ -183,8 +183,11 @@ class _Spy:
     """Counts the calls the adapter makes; passes on (or denies) its batch preference."""
 
     def __init__(self, fn, favours):
-        self.fn, self.calls = fn, 0
-        self.favours_large_batches = favours
+        self.fn, self.calls, self.favours = fn, 0, favours
+
+    @property
+    def favours_large_batches(self):
+        return self.favours and self.fn.favours_large_batches
 
     def __call__(self, X):
         self.calls += 1
@@ -197,7 +200,10 @@ def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(favo
     # rows of one explain call share their model calls although one call is cheap (<< 2 ms)
     X, y = _data(n=600)
     forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
-    assert ProbabilityModel(forest).favours_large_batches
+    model = ProbabilityModel(forest)
+    assert not model.favours_large_batches  # not before the trees are traversed here
+    model.predict_proba(X[:5])
+    assert model.favours_large_batches
     assert not ProbabilityModel(forest.predict_proba).favours_large_batches
     rows = X[400:408]
 
@@ -217,3 +223,16 @@ def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(favo
         assert searches_together < searches_alone / 2
     else:
         assert searches_together == searches_alone
+
+
+def test_a_forest_on_sparse_features_is_called_as_it_is_and_shares_no_calls():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = ["good fun film", "bad dull film", "good acting", "dull plot", "fun plot"] * 20
+    labels = [1, 0, 1, 0, 1] * 20
+    pipe = make_pipeline(TfidfVectorizer(), RandomForestClassifier(n_estimators=10, random_state=0))
+    pipe.fit(texts, labels)
+    model = ProbabilityModel(pipe)
+    assert isinstance(model._fn, _PipelineProba)
+    assert np.array_equal(model.predict_proba(texts[:7]), pipe.predict_proba(texts[:7]))
+    assert not model.favours_large_batches  # sparse input: the forest's own predict_proba
