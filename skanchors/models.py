@@ -75,8 +75,8 @@ class _ForestProba:
             X = X.to_numpy()
         elif names is not None or not isinstance(X, np.ndarray):
             return None
-        if X.ndim != 2 or X.shape[1] != forest.n_features_in_:
-            return None
+        if X.ndim != 2 or X.shape[1] != forest.n_features_in_ or X.shape[0] == 0:
+            return None  # the forest's own error
         if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
             return None
         X = np.ascontiguousarray(X, dtype=np.float32)

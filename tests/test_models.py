@@ -90,6 +90,8 @@ def test_input_the_forest_treats_specially_goes_to_the_forest():
     assert fast.verified is True
     with pytest.raises(ValueError, match="features"):
         fast(X[:, :4])
+    with pytest.raises(ValueError, match="0 sample"):
+        fast(X[:0])
     with pytest.raises(ValueError, match="infinity|too large"):
         fast(np.where(np.arange(5) == 2, np.inf, X[:10]))
     # NaN: whatever the forest does with it (scikit-learn >= 1.4 routes missing values)
