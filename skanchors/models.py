@@ -5,6 +5,8 @@ The explainer only ever *calls* the model: it is never fitted, cloned or modifie
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 __all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
@@ -13,10 +15,13 @@ __all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
 def _is_forest_classifier(estimator):
     """A fitted single-output scikit-learn forest classifier whose ``predict_proba`` is the
     library's own (not overridden) and that predicts its trees one after another."""
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    ensemble = sys.modules.get("sklearn.ensemble")
+    if ensemble is None:  # not imported, so no forest exists (and none is imported here)
+        return False
     from sklearn.tree import DecisionTreeClassifier
 
-    if not isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):
+    RandomForestClassifier = ensemble.RandomForestClassifier
+    if not isinstance(estimator, (RandomForestClassifier, ensemble.ExtraTreesClassifier)):
         return False
     # both inherit one predict_proba; a subclass that overrides it is left alone
     if type(estimator).predict_proba is not RandomForestClassifier.predict_proba:
@@ -129,14 +134,11 @@ class _PipelineProba:
 def _fast_predict_proba(estimator):
     """A function computing exactly ``estimator.predict_proba`` with less overhead per
     call, or None when there is none for this kind of estimator."""
-    try:
-        from sklearn.pipeline import Pipeline
-    except ImportError:  # pragma: no cover - scikit-learn is a core dependency
-        return None
     if _is_forest_classifier(estimator):
         return _ForestProba(estimator)
+    pipeline = sys.modules.get("sklearn.pipeline")
     # only a Pipeline itself: a subclass may change what predict_proba does
-    if type(estimator) is Pipeline and len(estimator.steps) > 1:
+    if pipeline is not None and type(estimator) is pipeline.Pipeline and len(estimator) > 1:
         final = _fast_predict_proba(estimator.steps[-1][1])
         if final is not None:
             return _PipelineProba(estimator[:-1], final)
