@@ -665,6 +665,14 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
     return result
 
 
+# Further skanchors beam-1 configurations timed in the head-to-head repetitions when their main
+# run finished: name in the results, package key, label, make_skanchors options.
+EXTRAS = (
+    ("reference", "skanchors-reference", "perturbation=reference", {"perturbation": "reference"}),
+    ("callable", "skanchors-callable", "model as a callable", {"as_callable": True}),
+)
+
+
 def head_to_head(cell, data, model, rows_idx, reps):
     """skanchors (beam 1) and the fastest peer, row by row, interleaved, ``reps`` times.
 
@@ -685,14 +693,12 @@ def head_to_head(cell, data, model, rows_idx, reps):
     if peer["rows_done"] < len(rows_idx):
         return None
     makers = {"alibi": make_alibi, "anchor-exp": make_anchor_exp}
-    # perturbation="reference" runs in the same repetitions when its main run finished.
-    reference = done.get(("skanchors-reference", 1))
-    callable_ = done.get(("skanchors-callable", 1))
-    names = (
-        ("peer", "ours")
-        + (("reference",) if reference and reference["rows_done"] == len(rows_idx) else ())
-        + (("callable",) if callable_ and callable_["rows_done"] == len(rows_idx) else ())
-    )
+    extras = [
+        (name, options)
+        for name, package, _, options in EXTRAS
+        if done.get((package, 1), {}).get("rows_done") == len(rows_idx)
+    ]
+    names = ("peer", "ours") + tuple(name for name, _ in extras)
     wall = {name: np.full((reps, len(rows_idx)), np.inf) for name in names}
     cpu = {name: np.full((reps, len(rows_idx)), np.inf) for name in names}
     batch = {n_jobs: np.full(reps, np.inf) for n_jobs in (1, 2)}
@@ -702,10 +708,8 @@ def head_to_head(cell, data, model, rows_idx, reps):
             "peer": makers[peer["package"]](data, model, peer["beam_size"])[0],
             "ours": make_skanchors(data, model, 1)[0],
         }
-        if "reference" in names:
-            explainers["reference"] = make_skanchors(data, model, 1, perturbation="reference")[0]
-        if "callable" in names:
-            explainers["callable"] = make_skanchors(data, model, 1, as_callable=True)[0]
+        for name, options in extras:
+            explainers[name] = make_skanchors(data, model, 1, **options)[0]
         for k, i in enumerate(rows_idx):
             shift = (k + rep) % len(names)  # who goes first rotates
             order = names[shift:] + names[:shift]
@@ -735,16 +739,11 @@ def head_to_head(cell, data, model, rows_idx, reps):
         out[f"{kind}_median_ratio"] = float(np.median(peer_s) / np.median(ours_s))
         out[f"{kind}_total_ratio"] = float(peer_s.sum() / ours_s.sum())
         out[f"{kind}_per_row_ratio_median"] = float(np.median(peer_s / ours_s))
-        if "reference" in names:
-            ref_s = best[kind]["reference"]
-            out[f"{kind}_median_reference"] = float(np.median(ref_s))
-            out[f"{kind}_median_ratio_reference"] = float(np.median(peer_s) / np.median(ref_s))
-            out[f"{kind}_total_ratio_reference"] = float(peer_s.sum() / ref_s.sum())
-        if "callable" in names:
-            call_s = best[kind]["callable"]
-            out[f"{kind}_median_callable"] = float(np.median(call_s))
-            out[f"{kind}_median_ratio_callable"] = float(np.median(peer_s) / np.median(call_s))
-            out[f"{kind}_total_ratio_callable"] = float(peer_s.sum() / call_s.sum())
+        for name, _ in extras:
+            extra_s = best[kind][name]
+            out[f"{kind}_median_{name}"] = float(np.median(extra_s))
+            out[f"{kind}_median_ratio_{name}"] = float(np.median(peer_s) / np.median(extra_s))
+            out[f"{kind}_total_ratio_{name}"] = float(peer_s.sum() / extra_s.sum())
     # One explain call over all rows against the peer's rows one by one: each side's least
     # disturbed repetition (the peer's total over rows per repetition, as the call's).
     peer_total = wall["peer"].sum(axis=1).min()
@@ -778,23 +777,14 @@ def head_to_head_lines(results):
                 if "batch_ratio_1jobs" in h
                 else ""
             )
-            + (
-                " skanchors (beam 1, perturbation=reference) in the same repetitions: median "
-                f"{h['wall_median_reference']:.3g} s, **{h['wall_median_ratio_reference']:.1f}x** "
+            + "".join(
+                f" skanchors (beam 1, {what}) in the same repetitions: median "
+                f"{h[f'wall_median_{name}']:.3g} s, **{h[f'wall_median_ratio_{name}']:.1f}x** "
                 f"faster than the peer by median wall time "
-                f"({h['cpu_median_ratio_reference']:.1f}x by CPU time); "
-                f"{h['wall_total_ratio_reference']:.1f}x over all rows together."
-                if "wall_median_reference" in h
-                else ""
-            )
-            + (
-                " skanchors (beam 1, model as a callable) in the same repetitions: median "
-                f"{h['wall_median_callable']:.3g} s, **{h['wall_median_ratio_callable']:.1f}x** "
-                f"faster than the peer by median wall time "
-                f"({h['cpu_median_ratio_callable']:.1f}x by CPU time); "
-                f"{h['wall_total_ratio_callable']:.1f}x over all rows together."
-                if "wall_median_callable" in h
-                else ""
+                f"({h[f'cpu_median_ratio_{name}']:.1f}x by CPU time); "
+                f"{h[f'wall_total_ratio_{name}']:.1f}x over all rows together."
+                for name, _, what, _ in EXTRAS
+                if f"wall_median_{name}" in h
             )
         )
     return out
