@@ -286,6 +286,23 @@ def selftest():
     assert rule_mask(cond, X).tolist() == [True, False, False]
     assert rule_mask(P("Fare <= 7.91", names, cats, edges), X).tolist() == [True, False, False]
     assert rule_mask([], X).all()
+    # D(z | A) drawn by the benchmark itself: every draw satisfies the rule, the features the
+    # rule leaves free come from random rows, and a rule no row satisfies gives no draws.
+    ref = np.column_stack([np.arange(40.0), np.arange(40.0) % 2, np.arange(40.0) % 5])
+    rule = [(0, "<=", 9.0), (1, "==", 1.0)]
+    for how in ("replace", "joint"):
+        Z = perturb(rule, ref, 500, np.random.default_rng(0), how)
+        assert Z.shape == (500, 3) and rule_mask(rule, Z).all(), how
+        assert set(Z[:, 2]) == {0.0, 1.0, 2.0, 3.0, 4.0}, how
+    # joint: the rule's features come together from one row that satisfies the rule
+    Z = perturb(rule, ref, 500, np.random.default_rng(0), "joint")
+    assert set(map(tuple, Z[:, :2])) <= {(1.0, 1.0), (3.0, 1.0), (5.0, 1.0), (7.0, 1.0), (9.0, 1.0)}
+    # replace: a value that keeps the rule stays as drawn
+    Z = perturb([(1, "==", 1.0)], ref, 500, np.random.default_rng(0), "replace")
+    assert (Z[:, 1] == 1.0).all() and len(set(Z[:, 0])) > 20
+    assert perturb(rule, ref, 0, None, "reference").tolist() == ref[[1, 3, 5, 7, 9]].tolist()
+    for how in ("replace", "joint", "reference"):
+        assert perturb([(0, ">", 99.0)], ref, 10, np.random.default_rng(0), how) is None
     return True
 
 
@@ -519,6 +536,62 @@ def _predicate_str(p, data):
     return f"{name} {'=' if op == '==' else op} {v:.6g}" if v is not None else f"{name} {op}"
 
 
+# --------------------------------------------------------------------------------------------
+# precision on fresh perturbations: every package's anchor checked on D(z | A), drawn here
+
+PERTURBATION_SAMPLES = 2000
+# The distributions the rules are checked on: key in the results, label in the report.
+PERTURBATIONS = (
+    ("replace", "authors' D(z|A)"),
+    ("joint", "alibi's D(z|A)"),
+    ("reference", "reference rows"),
+)
+
+
+def perturb(conditions, X, n, rng, how="replace"):
+    """``n`` draws from D(z | A) for the rule ``conditions`` over the reference rows ``X``.
+
+    ``"replace"``: the authors' distribution (anchor-exp's ``sample_from_train``, skanchors'
+    default): a random reference row whose values that break the rule's conditions on a
+    feature are replaced by that feature's values in reference rows that satisfy them.
+    ``"joint"``: alibi's: a random reference row whose rule features are all taken from one
+    random reference row that satisfies the whole rule (alibi itself fills in from partial
+    rules when fewer than a batch of rows satisfy it). ``"reference"``: every reference row
+    that satisfies the rule, once (``n`` and ``rng`` unused). Returns None when no reference
+    row satisfies what a draw needs.
+    """
+    if how == "reference":
+        covered = rule_mask(conditions, X)
+        return X[covered] if covered.any() else None
+    Z = X[rng.integers(0, len(X), n)]
+    features = sorted({j for j, _, _ in conditions})
+    if how == "joint":
+        covered = np.flatnonzero(rule_mask(conditions, X))
+        if not covered.size:
+            return None
+        Z[:, features] = X[np.ix_(rng.choice(covered, n), features)]
+        return Z
+    for j in features:
+        own = [c for c in conditions if c[0] == j]
+        pool = X[rule_mask(own, X), j]
+        if not pool.size:
+            return None
+        broken = ~rule_mask(own, Z)
+        Z[broken, j] = pool[rng.integers(0, pool.size, int(broken.sum()))]
+    return Z
+
+
+def fresh_precision(conditions, data, predict, label, seed):
+    """Share of fresh draws of each distribution in :data:`PERTURBATIONS` on which the model
+    keeps ``label``; equal rules of one row get equal draws (``seed``), whatever the package."""
+    out = {}
+    for k, (how, _) in enumerate(PERTURBATIONS):
+        rng = np.random.default_rng([SEED, seed, k])
+        Z = perturb(conditions, data["X_reference"], PERTURBATION_SAMPLES, rng, how)
+        out[how] = math.nan if Z is None else float((predict(Z) == label).mean())
+    return out
+
+
 def held_out(mask, test_pred, label):
     coverage = float(mask.mean())
     precision = float((test_pred[mask] == label).mean()) if mask.any() else math.nan
@@ -581,6 +654,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
             "rows": model.rows,
         }
         if _ours(package):
+            conditions = [(_column_index(p), p.op, float(p.value)) for p in anchor.predicates]
             mask_all = np.asarray(anchor.covers(X_test), dtype=bool)
             own = bool(mask_all[i])
             predicted = anchor.prediction
@@ -625,8 +699,11 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
                 own_coverage=anchor.coverage,
             )
         precision, coverage = held_out(mask_all[others], test_pred[others], label)
+        # The rule on fresh perturbations (the model's own predict, uncounted, after the timing).
+        fresh = fresh_precision(conditions, data, model.model.predict, label, int(i))
         # A condition true on every reference row (e.g. "Pclass <= 3") adds length, not meaning.
         rec.update(
+            fresh_precision=fresh,
             covers_own_row=own,
             vacuous_conditions=vacuous,
             heldout_precision=precision,
@@ -861,11 +938,54 @@ def summarise(per_row):
             prec[[bool(r["valid"]) for r in per_row]], [r for r in per_row if r["valid"]]
         ),
         "heldout_coverage": float(np.mean([r["heldout_coverage"] for r in per_row])),
+        **_fresh_summary(per_row),
         "empty_coverage": int(np.isnan(prec).sum()),
         "not_covering_own_row": int(sum(not r["covers_own_row"] for r in per_row)),
         "vacuous_conditions": int(sum(len(r["vacuous_conditions"]) for r in per_row)),
         "total_conditions": int(sum(r["length"] for r in per_row)),
     }
+
+
+def _fresh_summary(per_row):
+    """Over the anchors the package calls valid, per distribution of :data:`PERTURBATIONS`: the
+    mean precision on fresh draws and the shares reaching ``threshold - 0.05`` (issue 2's
+    honesty bar: at least 95 % of anchors) and ``threshold``."""
+    valid = [r for r in per_row if r["valid"] and "fresh_precision" in r]
+    if not valid:
+        return {}
+    out = {"fresh_valid_anchors": len(valid)}
+    for how, _ in PERTURBATIONS:
+        v = np.array([r["fresh_precision"][how] for r in valid], dtype=float)
+        v = v[np.isfinite(v)]
+        out[f"fresh_{how}"] = {
+            "n": int(v.size),
+            "mean": float(v.mean()) if v.size else math.nan,
+            "share_bar": float((v >= THRESHOLD - 0.05).mean()) if v.size else math.nan,
+            "share_threshold": float((v >= THRESHOLD).mean()) if v.size else math.nan,
+            "min": float(v.min()) if v.size else math.nan,
+        }
+    return out
+
+
+def fresh_table(results):
+    """Every configuration's valid anchors on fresh perturbations (:func:`fresh_precision`)."""
+    head = ["| data | model | package | valid anchors "]
+    for _, name in PERTURBATIONS:
+        head.append(f"| {name}: mean | >= {THRESHOLD - 0.05:.2f} | >= {THRESHOLD:.2f} ")
+    lines = ["".join(head) + "|", "|" + "---|" * (4 + 3 * len(PERTURBATIONS))]
+    for cell in results:
+        for r in cell["packages"]:
+            if not r.get("fresh_valid_anchors"):
+                continue
+            line = f"| {cell['data']} | {cell['model']} | {label(r)} | {r['fresh_valid_anchors']} "
+            for how, _ in PERTURBATIONS:
+                f = r[f"fresh_{how}"]
+                line += (
+                    f"| {_fmt(f['mean'], '.3f')} | {_fmt(f['share_bar'], '.2f')} "
+                    f"| {_fmt(f['share_threshold'], '.2f')} "
+                )
+            lines.append(line + "|")
+    return lines if len(lines) > 2 else []
 
 
 # --------------------------------------------------------------------------------------------
@@ -1247,6 +1367,25 @@ def write_report(path, results, args, settings, started, elapsed):
             "Targets at a glance (issue 2), against the fastest peer by median:",
             "",
             *glance,
+            "",
+        ]
+    fresh = fresh_table(results)
+    if fresh:
+        lines += [
+            "The anchors on fresh perturbations: each anchor a package calls valid, checked by "
+            f"this script on {PERTURBATION_SAMPLES:,} new draws from D(z | A) (its own code, the "
+            "same draws for the same rule of the same row whatever the package): the mean share "
+            "on which the model keeps the explained row's class, and the shares of anchors "
+            f"reaching {THRESHOLD - 0.05:.2f} (issue 2 asks this of at least 95 % of them) and "
+            f"the threshold {THRESHOLD}. *authors' D(z|A)*: a random reference row whose values "
+            "that break the rule are replaced, feature by feature, by values of reference rows "
+            "that keep it (anchor-exp's sampler, skanchors' default); *alibi's D(z|A)*: the "
+            "rule's features taken together from one reference row that satisfies the whole "
+            "rule, the others from a random row (alibi's sampler); *reference rows*: the "
+            "reference rows the rule covers, each once (skanchors' `perturbation=reference`; "
+            "rules covering none are left out).",
+            "",
+            *fresh,
             "",
         ]
     targets = target_lines(results)
