@@ -13,7 +13,7 @@ from sklearn.ensemble import (
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skanchors import AnchorExplainer
+from skanchors import AnchorExplainer, models
 from skanchors.models import ProbabilityModel, _ForestProba, _PipelineProba
 
 # small forests on noisy data: some rows have no anchor, which is not what is tested here
@@ -55,6 +55,31 @@ def test_a_forest_is_predicted_by_its_trees_to_the_last_bit(name, n_classes):
     # the first call compared the two and kept the fast path
     assert model._fn.verified is True
     assert list(model.classes_) == list(forest.classes_)
+
+
+def test_large_batches_are_traversed_in_leaf_order_to_the_same_bits(monkeypatch):
+    # Rows are traversed grouped by the leaves they reach in the first trees (faster: nodes
+    # stay in cache) and put back in place; each row still sums its trees in forest order.
+    X, y = _data(n_classes=3)
+    forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:300], y[:300])
+    model = ProbabilityModel(forest)
+    orders = []
+    lexsort = np.lexsort
+
+    def spy(keys):
+        orders.append(lexsort(keys))
+        return orders[-1]
+
+    monkeypatch.setattr(np, "lexsort", spy)
+    X_new = np.random.default_rng(2).normal(size=(2000, 5))
+    assert np.array_equal(model.predict_proba(X_new), forest.predict_proba(X_new))
+    assert model._fn.verified is True
+    assert len(orders) == 1 and not np.array_equal(orders[0], np.arange(2000))
+    again = model.predict_proba(X_new[::-1])
+    assert len(orders) == 2 and np.array_equal(again, forest.predict_proba(X_new[::-1]))
+    small = X_new[: models._SORT_ROWS_FROM - 1]
+    assert np.array_equal(model.predict_proba(small), forest.predict_proba(small))
+    assert len(orders) == 2  # small batches are traversed as they come
 
 
 def test_a_forest_fitted_on_a_dataframe_takes_the_fast_path_only_with_its_own_columns():
