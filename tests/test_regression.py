@@ -35,6 +35,17 @@ def test_regressor_depending_on_one_feature(data):
         assert "+-" in str(anchor)
 
 
+def test_perturbation_precision_counts_predictions_within_the_band(data):
+    X, model = data
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    anchor = explainer.explain(X.iloc[[0]])[0]
+    Z = explainer.sample(anchor, 1000, random_state=1)
+    assert anchor.covers(Z).all()
+    within = np.abs(model.predict(Z) - anchor.prediction) <= explainer.tolerance_
+    assert explainer.perturbation_precision(anchor, 1000, random_state=1) == within.mean()
+    assert within.mean() == 1.0  # the rule bounds b, the only feature the model reads
+
+
 def test_tolerance_changes_the_band(data):
     X, model = data
     row = X.iloc[[0]]

@@ -1,5 +1,6 @@
 """AnchorExplainer on tabular data: planted rules, parameters, honesty, bad input."""
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -13,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.tree import DecisionTreeClassifier
 
-from skanchors import AnchorExplainer, NoAnchorWarning
+from skanchors import Anchor, AnchorExplainer, NoAnchorWarning
 from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer
 from skanchors.samplers import TabularSampler
 
@@ -289,20 +290,55 @@ def test_statistical_honesty_on_adult(adult_model):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
         anchors = explainer.explain(rows)
-    rng = np.random.default_rng(123)
     checked = reached = 0
     for i, anchor in enumerate(anchors):
         if not anchor.is_anchor:
             continue
-        instance = explainer.sampler_.instance(rows.iloc[[i]])
-        ids = tuple(sorted(instance.predicates.index(p) for p in anchor.predicates))
-        keys, holds = instance.sample(ids, 2000, rng)
-        assert holds[:, list(ids)].all()
-        fresh = model.predict(instance.decode(keys))
-        reached += np.mean(fresh == anchor.prediction) >= 0.9 - 0.05
+        fresh = explainer.sample(anchor, 2000, random_state=123 + i)
+        assert anchor.covers(fresh).all()
+        precision = np.mean(model.predict(fresh) == anchor.prediction)
+        assert precision == explainer.perturbation_precision(anchor, 2000, random_state=123 + i)
+        reached += precision >= 0.9 - 0.05
         checked += 1
     assert checked >= 30
     assert reached / checked >= 0.95
+
+
+# ------------------------------------------------------- an anchor on fresh perturbations
+def test_sample_draws_from_the_distribution_the_anchor_is_about(planted_explainer):
+    anchor = planted_explainer.explain(row(0.9, "red"))[0]
+    Z = planted_explainer.sample(anchor, 500, random_state=0)
+    assert isinstance(Z, pd.DataFrame) and len(Z) == 500
+    assert list(Z.columns) == ["x0", "x1", "colour", "x3"]
+    assert anchor.covers(Z).all()
+    # the features the rule leaves free vary as in the reference data
+    assert Z["x1"].std() > 0.2 and Z["x3"].std() > 0.5
+    pd.testing.assert_frame_equal(Z, planted_explainer.sample(anchor, 500, random_state=0))
+    # the planted model predicts 1 exactly where the rule holds
+    assert planted_explainer.perturbation_precision(anchor, 500, random_state=0) == 1.0
+    # "x0 > 0.7" alone: the colour comes from random reference rows, red a third of the time
+    x0_only = dataclasses.replace(
+        anchor, predicates=tuple(p for p in anchor.predicates if p.feature == "x0")
+    )
+    precision = planted_explainer.perturbation_precision(x0_only, 4000, random_state=0)
+    assert precision == pytest.approx(np.mean(planted_data()["colour"] == "red"), abs=0.03)
+
+
+def test_sample_errors(planted_explainer, data):
+    anchor = planted_explainer.explain(row(0.9, "red"))[0]
+    with pytest.raises(ValueError, match="anchor has no instance"):
+        planted_explainer.sample(Anchor.from_json(anchor.to_json()))
+    with pytest.raises(ValueError, match="n_samples must be a positive integer"):
+        planted_explainer.sample(anchor, 0)
+    with pytest.raises(TypeError, match="anchor must be an Anchor"):
+        planted_explainer.perturbation_precision("x0 > 0.7")
+    with pytest.raises(ValueError, match="random_state must be"):
+        planted_explainer.sample(anchor, random_state="seed")
+    quartiles = AnchorExplainer(PlantedModel(), random_state=0).fit(data)  # no "x0 > 0.7"
+    with pytest.raises(ValueError, match="'x0 > 0.7' is not one this explainer forms"):
+        quartiles.sample(anchor)
+    with pytest.raises(NotFittedError):
+        AnchorExplainer(PlantedModel()).sample(anchor)
 
 
 def test_held_out_precision_on_adult(adult_model):

@@ -1,5 +1,6 @@
 """AnchorExplainer on text: known answers for every sampler, sklearn text pipelines, errors."""
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -67,6 +68,21 @@ def test_free_is_the_anchor_for_every_sampler(sampler, request):
     assert anchor.precision == 1.0 and anchor.is_anchor
     assert anchor.prediction == "spam"
     assert anchor.coverage == pytest.approx(np.mean(["free" in d.split() for d in DOCS]))
+
+
+@pytest.mark.parametrize("sampler", [UnkSampler(), CorpusSampler()], ids=["unk", "corpus"])
+def test_sample_keeps_the_anchor_words_and_perturbs_the_others(sampler):
+    explainer = AnchorExplainer(WordModel("free"), sampler=sampler, random_state=0).fit(DOCS)
+    anchor = explainer.explain([SPAM])[0]
+    docs = explainer.sample(anchor, 300, random_state=0)
+    assert len(docs) == 300 and all(isinstance(d, str) for d in docs)
+    assert all("free" in d.split() for d in docs)
+    assert len(set(docs)) > 100  # the other words are replaced at random
+    assert explainer.perturbation_precision(anchor, 300, random_state=0) == 1.0
+    # without "free" the model never says spam: the empty rule holds it nowhere
+    empty = dataclasses.replace(anchor, predicates=())
+    kept = np.mean(["free" in d.split() for d in explainer.sample(empty, 2000, random_state=0)])
+    assert explainer.perturbation_precision(empty, 2000, random_state=0) == kept
 
 
 @pytest.mark.parametrize("sampler", [UnkSampler(), CorpusSampler()], ids=["unk", "corpus"])
