@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._bandit import make_bandit
-from ._base import BaseExplainer, _check_not_a_string, concat_rows, row_seed, take_rows
+from ._base import BaseExplainer, _check_not_a_string, row_seed, take_rows
 from ._batching import _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
@@ -295,10 +295,7 @@ class AnchorExplainer(BaseExplainer):
             if hasattr(self, "classes_"):
                 del self.classes_
         else:
-            if self.model_.classes_ is None:
-                rows = self.sampler_.split(X)[:1]
-                self.model_.predict_proba(self.sampler_.to_model_input(concat_rows(rows)))
-            self.classes_ = self.model_.classes_
+            self._learn_classes(X)
         # Streams of perturbations are seeded once per fit, and the model's predictions on
         # them are kept for every later search (see skanchors._cache).
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)

@@ -470,10 +470,7 @@ class LimeExplainer(BaseExplainer):
         _check_not_a_string(X)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
-        if self.model_.classes_ is None:
-            first = self.sampler_.split(X)[:1]
-            self.model_.predict_proba(self.sampler_.to_model_input(concat_rows(first)))
-        self.classes_ = self.model_.classes_
+        self._learn_classes(X)
         for name in ("n_features_in_", "feature_names_in_"):
             value = getattr(self.sampler_, name, None)
             if value is not None:

@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.tree import DecisionTreeClassifier
 
-from skanchors import Anchor, AnchorExplainer, NoAnchorWarning
+from skanchors import Anchor, AnchorExplainer, LimeExplainer, NoAnchorWarning
 from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer
 from skanchors.samplers import TabularSampler
 
@@ -112,6 +112,15 @@ def test_reports_true_model_calls_and_rows(data):
     assert anchor.n_rows_predicted == model.rows - before_rows - 1
     assert anchor.n_samples <= anchor.n_rows_predicted * 10
     assert anchor.wall_time > 0
+
+
+@pytest.mark.parametrize("explainer_class", [AnchorExplainer, LimeExplainer])
+def test_fitting_a_callable_predicts_one_reference_row(data, explainer_class):
+    # a callable's classes come from the width of its output on one row, not on all of them
+    model = PlantedModel()
+    explainer = explainer_class(model.predict_proba, random_state=0).fit(data)
+    assert (model.calls, model.rows) == (1, 1)
+    assert explainer.classes_.tolist() == [0, 1]
 
 
 def test_duplicate_perturbations_are_predicted_once():

@@ -70,6 +70,14 @@ def test_free_is_the_anchor_for_every_sampler(sampler, request):
     assert anchor.coverage == pytest.approx(np.mean(["free" in d.split() for d in DOCS]))
 
 
+def test_a_callable_is_fitted_on_a_corpus_starting_with_an_empty_document():
+    # the callable's classes are learned on the first reference document, which may be empty
+    model = WordModel("free")
+    explainer = AnchorExplainer(model.predict_proba, random_state=0).fit(["", *DOCS])
+    assert explainer.classes_.tolist() == [0, 1] and model.rows == 1
+    assert explainer.explain([SPAM])[0].words == ["free"]
+
+
 @pytest.mark.parametrize("sampler", [UnkSampler(), CorpusSampler()], ids=["unk", "corpus"])
 def test_sample_keeps_the_anchor_words_and_perturbs_the_others(sampler):
     explainer = AnchorExplainer(WordModel("free"), sampler=sampler, random_state=0).fit(DOCS)
