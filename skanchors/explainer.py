@@ -64,7 +64,8 @@ class AnchorExplainer(BaseExplainer):
         Binning of numeric features into predicates ``x <= edge`` / ``x > edge``; see
         :mod:`skanchors.discretizers`.
     categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
-        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical.
+        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
+        (in an object array, the columns whose values are not all numbers).
     perturbation : {"replace", "reference"}, default="replace"
         Tables only: the distribution ``D(z | A)`` precision is measured on.
         ``"replace"`` (Ribeiro et al.): a random reference row whose values that break the

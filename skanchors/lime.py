@@ -337,7 +337,8 @@ class LimeExplainer(BaseExplainer):
         Binning of numeric features (see :mod:`skanchors.discretizers`); the interpretable
         feature of a numeric column is "in the instance's bin".
     categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
-        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical.
+        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
+        (in an object array, the columns whose values are not all numbers).
     sampler : sampler object or None, default=None
         The perturbation distribution: ``None`` picks
         :class:`~skanchors.samplers.TabularSampler` for tables and

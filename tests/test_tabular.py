@@ -191,6 +191,28 @@ def test_numpy_input_and_nan_values():
     assert anchor.covers(X).mean() == pytest.approx(np.isnan(X[:, 1]).mean())
 
 
+def test_object_array_columns_of_numbers_are_numeric():
+    # a mixed DataFrame's to_numpy(): numbers and strings as Python objects in one array
+    frame = planted_data()
+    X = frame.astype({"colour": object}).to_numpy()
+    assert X.dtype == object
+
+    def model(X):
+        X = np.asarray(X, dtype=object)
+        p = ((X[:, 0].astype(float) > 0.7) & (X[:, 2] == "red")).astype(float)
+        return np.column_stack([1 - p, p])
+
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
+    explainer = AnchorExplainer(model, discretizer=disc, random_state=0).fit(X)
+    assert explainer.sampler_.categorical_.tolist() == [False, False, True, False]
+    x = np.array([[0.9, 0.5, "red", 0.0]], dtype=object)
+    anchor = explainer.explain(x)[0]
+    assert sorted(str(p) for p in anchor.predicates) == ["x0 > 0.7", "x2 = red"]
+    assert anchor.covers(X).mean() == pytest.approx(
+        np.mean((frame["x0"] > 0.7) & (frame["colour"] == "red"))
+    )
+
+
 def test_unseen_category_value_is_sampled_from_the_instance():
     X = pd.DataFrame({"c": ["a", "b"] * 100, "v": np.arange(200.0)})
 

@@ -51,7 +51,8 @@ class TabularSampler(BaseEstimator):
         :mod:`skanchors.discretizers`).
     categorical_features : "auto", list of str/int, or boolean mask, default="auto"
         Features whose predicates are equalities. ``"auto"``: non-numeric columns (object,
-        string, category, bool).
+        string, category, bool); in an object array, the columns whose values are not all
+        numbers.
     perturbation : {"replace", "reference"}, default="replace"
         ``D(z | A)``. ``"replace"``: a random reference row whose values that violate ``A``
         are replaced, feature by feature, by values of reference rows that satisfy ``A`` on
@@ -346,6 +347,10 @@ class TabularSampler(BaseEstimator):
                     f"{self.n_features_in_} features as input (the reference data's)."
                 )
             frame = pd.DataFrame(arr)
+            if arr.dtype == object:
+                # An object array (say, a mixed DataFrame's to_numpy()) holds each column's
+                # values as Python objects: a column of numbers is numeric, as in the frame.
+                frame = frame.infer_objects()
         if frame.shape[1] == 0:
             raise ValueError("X has no columns.")
         return frame
