@@ -199,6 +199,7 @@ class SampleStore(_Predictions):
         if self.stratified:
             self.native = np.zeros((cap, instance.n_predicates), dtype=bool)
         self._anchors = []  # conditioning sets, indexed by anchor_id
+        self._conditioning = np.zeros((0, instance.n_predicates), dtype=np.float32)
         self._anchor_index = {}
 
     def arms(self, candidates, parents=None):
@@ -309,14 +310,27 @@ class SampleStore(_Predictions):
                 "keeps only for samplers with exact_reuse."
             )
         # Conditioning set of the sample contained in the candidate, and candidate holds.
-        cand = [set(c) for c in candidates]
-        subset = np.array([[set(a) <= c for c in cand] for a in self._anchors], dtype=bool)
         mat = np.zeros((len(candidates), self.holds.shape[1]), dtype=np.float32)
         for j, c in enumerate(candidates):
             mat[j, list(c)] = 1.0
+        # A conditioning set is in a candidate when none of its predicates is outside it
+        # (as matrices: a text's hundreds of words make hundreds of sets and candidates).
+        subset = self._conditioning_matrix() @ (1.0 - mat).T == 0
         holds = self.holds[start:stop].astype(np.float32)
         # float32 products are exact for counts below 2**24 (BLAS instead of integer loops).
         return subset[ids] & (holds @ mat.T == mat.sum(axis=1))
+
+    def _conditioning_matrix(self):
+        """(conditioning sets x predicates) float32 0/1 matrix, grown as sets are added."""
+        known = self._conditioning
+        n = len(self._anchors)
+        if known.shape[0] < n:
+            grown = np.zeros((n, self.instance.n_predicates), dtype=np.float32)
+            grown[: known.shape[0]] = known
+            for i in range(known.shape[0], n):
+                grown[i, list(self._anchors[i])] = 1.0
+            self._conditioning = known = grown
+        return known
 
     def stats(self, candidates, reuse=None):
         """(n_samples, n_positives) of each candidate over the whole store."""

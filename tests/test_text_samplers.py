@@ -364,6 +364,37 @@ def test_search_protocol_end_to_end():
     assert inst.predicates[3].value == "good"
 
 
+def test_subset_reuse_counts_a_sample_for_every_candidate_holding_its_set():
+    # exact reuse: a sample drawn for a set of kept words counts for every candidate that
+    # contains that set and whose words the sample kept
+    sampler = CorpusSampler().fit(DOCS * 3)
+    inst = sampler.instance("the plot is good and the actors are fine")
+
+    def predict(texts):
+        return np.array([int("good" in words_of(t)) for t in texts])
+
+    store = SampleStore(inst, predict, 1, np.random.default_rng(0))
+    candidates = [(1, 3), (3,), (1, 3, 5), (2,), ()]
+
+    def brute(start, stop):
+        sets = [set(store._anchors[i]) for i in store.anchor_id[start:stop]]
+        holds = store.holds[start:stop]
+        return np.array(
+            [
+                [s <= set(c) and holds[r, list(c)].all() for c in candidates]
+                for r, s in enumerate(sets)
+            ]
+        )
+
+    store.draw([((), 50), ((1,), 50), ((1, 3), 50)])
+    assert np.array_equal(store.valid(candidates), brute(0, 150))
+    store.draw([((3, 5), 50), ((2, 4), 50), ((1, 3, 5), 50)])  # sets added since
+    assert np.array_equal(store.valid(candidates), brute(0, 300))
+    assert np.array_equal(store.valid(candidates, 120, 260), brute(120, 260))
+    n, pos = store.stats(candidates)
+    assert n.tolist() == brute(0, 300).sum(axis=0).tolist() and (pos <= n).all()
+
+
 def test_estimator_api():
     sampler = CorpusSampler(keep_proba=0.4, min_df=1)
     assert clone(sampler).get_params() == {"keep_proba": 0.4, "min_df": 1}
