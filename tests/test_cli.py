@@ -16,10 +16,12 @@ from skanchors.cli import main
 
 _ANCHOR = re.compile(r"^#\d+: IF .+ THEN PREDICT .+ WITH PRECISION ([\d.]+) AND COVERAGE ([\d.]+)")
 _CHECK = re.compile(r"held-out precision (nan|[\d.]+), coverage ([\d.]+) \| (\d+) model calls")
+_FRESH = re.compile(r"^    on 1,000 fresh perturbations: precision ([\d.]+)$")
 
 
 def _anchors(text):
-    """(precision, coverage, held-out precision, held-out coverage, calls) of each anchor."""
+    """(precision, coverage, held-out precision, held-out coverage, calls, precision on fresh
+    perturbations) of each anchor."""
     lines = text.splitlines()
     out = []
     for i, line in enumerate(lines):
@@ -27,7 +29,9 @@ def _anchors(text):
         if m:
             c = _CHECK.search(lines[i + 1])
             assert c, f"no held-out check after {line!r}"
-            out.append((float(m[1]), float(m[2]), float(c[1]), float(c[2]), int(c[3])))
+            f = _FRESH.match(lines[i + 2])
+            assert f, f"no check on fresh perturbations after {line!r}"
+            out.append((float(m[1]), float(m[2]), float(c[1]), float(c[2]), int(c[3]), float(f[1])))
     return out
 
 
@@ -39,9 +43,10 @@ def test_demo_explains_passengers_and_messages_and_checks_them(capsys):
     assert titanic.count("passenger: {") == 3
     passengers = _anchors(titanic)
     assert len(passengers) == 3
-    for prec, cov, held_prec, held_cov, calls in passengers:
+    for prec, cov, held_prec, held_cov, calls, fresh in passengers:
         assert 0 <= prec <= 1 and 0 < cov <= 1 and calls > 0
         assert 0 <= held_cov <= 1 and (np.isnan(held_prec) or 0 <= held_prec <= 1)
+        assert 0 <= fresh <= 1
     assert "3 passengers explained in" in titanic
     assert len(_anchors(sms)) == sms.count("message: ") == 4
     assert re.search(r"^  spam: \w+", global_part, re.M)
@@ -74,9 +79,10 @@ def test_explain_prints_and_writes_the_anchors(saved, capsys):
     printed = _anchors(capsys.readouterr().out)
     written = [Anchor.from_dict(d) for d in json.loads((saved / "a.json").read_text())]
     assert len(printed) == len(written) == 2
-    for (prec, *_), anchor in zip(printed, written):
-        # The model decides by x0 alone: so does every anchor.
+    for (prec, *_, fresh), anchor in zip(printed, written):
+        # The model decides by x0 alone: so does every anchor, which then holds everywhere.
         assert anchor.is_anchor and anchor.features == ["x0"]
+        assert fresh == 1.0
         assert prec == pytest.approx(anchor.precision, abs=0.005)
 
 
