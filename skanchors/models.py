@@ -38,42 +38,79 @@ def _is_forest_classifier(estimator):
     )
 
 
+def _predict_stages():
+    """scikit-learn's own loop adding the boosting stages' tree predictions, or None where
+    this scikit-learn does not have it (it lives in a private module)."""
+    try:
+        from sklearn.ensemble._gradient_boosting import predict_stages
+    except ImportError:
+        return None
+    return predict_stages
+
+
+def _is_boosting_classifier(estimator):
+    """A fitted scikit-learn ``GradientBoostingClassifier`` whose prediction path is the
+    library's own and whose initial raw prediction is the same for every row (``init`` left
+    at its default, the class prior, or ``"zero"``)."""
+    ensemble = sys.modules.get("sklearn.ensemble")
+    if ensemble is None:
+        return False
+    from sklearn.dummy import DummyClassifier
+
+    Boosting = ensemble.GradientBoostingClassifier
+    if not isinstance(estimator, Boosting):
+        return False
+    kind = type(estimator)
+    if any(
+        getattr(kind, name, None) is not getattr(Boosting, name, None)
+        for name in ("predict_proba", "decision_function", "_raw_predict", "_raw_predict_init")
+    ):
+        return False
+    init = getattr(estimator, "init_", None)
+    constant = (isinstance(init, str) and init == "zero") or (
+        type(init) is DummyClassifier and init.strategy == "prior"
+    )
+    stages = getattr(estimator, "estimators_", None)
+    return (
+        constant
+        and isinstance(stages, np.ndarray)
+        and stages.ndim == 2
+        and stages.size > 0
+        and hasattr(estimator, "_loss")
+        and _predict_stages() is not None
+    )
+
+
 # Forest calls of at least this many rows are traversed in the order of the leaves the rows
-# reach in the first _SORT_TREES trees (see _ForestProba._sum).
+# reach in the first _SORT_TREES trees (see _ForestProba._compute).
 _SORT_ROWS_FROM = 256
 _SORT_TREES = 2
 
 
-class _ForestProba:
-    """``forest.predict_proba`` without its fixed cost per call.
+class _CheckedProba:
+    """``estimator.predict_proba`` without its fixed cost per call, checked against it.
 
-    A scikit-learn forest validates the input and then dispatches each tree through
-    ``joblib.Parallel``; for the few hundred rows of one bandit round that fixed cost is most
-    of the call (about 10 ms for 100 trees, against well under 1 ms to traverse them). This
-    sums what the trees' ``predict_proba(X, check_input=False)`` return, in the forest's
-    order, and divides by their number, exactly as the forest does, so the probabilities are
-    the same to the last bit. Input the forest would reject or treat specially (a DataFrame
-    whose columns are not the ones it was fitted on, a bare array for a forest fitted with
-    feature names, NaN or infinity, sparse matrices, other widths) goes to
-    ``forest.predict_proba`` itself, with its errors and warnings. The first call also runs
-    ``forest.predict_proba`` and keeps to it for good if the two differ at all.
+    Subclasses compute the probabilities of a validated float32 matrix (:meth:`_compute`) the
+    way the estimator does, so that they are the same to the last bit. Input the estimator
+    would reject or treat specially (a DataFrame whose columns are not the ones it was fitted
+    on, a bare array for an estimator fitted with feature names, NaN or infinity, sparse
+    matrices, other widths) goes to ``estimator.predict_proba`` itself, with its errors and
+    warnings. The first call also runs ``estimator.predict_proba`` and keeps to it for good if
+    the two differ at all.
     """
 
-    def __init__(self, forest):
-        self.forest = forest
+    def __init__(self, estimator):
+        self.estimator = estimator
         self.verified = False
-        self.engaged = False  # whether the last call traversed the trees here
+        self.engaged = False  # whether the last call computed the probabilities here
 
     @property
     def favours_large_batches(self):
-        # Traversing the trees costs less per row in large batches (each tree's nodes stay
-        # in cache across the batch): 0.075 ms per row for 100 Adult rows, 0.026 for 1,000.
-        # Input that goes to the forest's predict_proba (sparse text features, say) does not.
-        return self.engaged
+        return False
 
     def _dense(self, X):
-        forest = self.forest
-        names = getattr(forest, "feature_names_in_", None)
+        estimator = self.estimator
+        names = getattr(estimator, "feature_names_in_", None)
         if hasattr(X, "columns") and hasattr(X, "dtypes"):
             if names is None or list(X.columns) != list(names):
                 return None
@@ -86,8 +123,8 @@ class _ForestProba:
             X = X.to_numpy()
         elif names is not None or not isinstance(X, np.ndarray):
             return None
-        if X.ndim != 2 or X.shape[1] != forest.n_features_in_ or X.shape[0] == 0:
-            return None  # the forest's own error
+        if X.ndim != 2 or X.shape[1] != estimator.n_features_in_ or X.shape[0] == 0:
+            return None  # the estimator's own error
         if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
             return None
         X = np.ascontiguousarray(X, dtype=np.float32)
@@ -95,8 +132,43 @@ class _ForestProba:
             return None
         return X
 
-    def _sum(self, X):
-        forest = self.forest
+    def _compute(self, X):
+        raise NotImplementedError
+
+    def __call__(self, X):
+        dense = None if self.verified is None else self._dense(X)
+        if dense is None:
+            self.engaged = False
+            return self.estimator.predict_proba(X)
+        proba = self._compute(dense)
+        if not self.verified:
+            reference = self.estimator.predict_proba(X)
+            self.verified = True if np.array_equal(proba, reference) else None
+            self.engaged = self.verified is True
+            return reference
+        self.engaged = True
+        return proba
+
+
+class _ForestProba(_CheckedProba):
+    """A forest's ``predict_proba``, its trees traversed here (see :class:`_CheckedProba`).
+
+    A scikit-learn forest validates the input and then dispatches each tree through
+    ``joblib.Parallel``; for the few hundred rows of one bandit round that fixed cost is most
+    of the call (about 10 ms for 100 trees, against well under 1 ms to traverse them). This
+    sums what the trees' ``predict_proba(X, check_input=False)`` return, in the forest's
+    order, and divides by their number, exactly as the forest does.
+    """
+
+    @property
+    def favours_large_batches(self):
+        # Traversing the trees costs less per row in large batches (each tree's nodes stay
+        # in cache across the batch): 0.075 ms per row for 100 Adult rows, 0.026 for 1,000.
+        # Input that goes to the forest's predict_proba (sparse text features, say) does not.
+        return self.engaged
+
+    def _compute(self, X):
+        forest = self.estimator
         trees = [tree.tree_ for tree in forest.estimators_]
         n_classes = len(forest.classes_)
         proba = np.zeros((X.shape[0], n_classes), dtype=np.float64)
@@ -121,24 +193,37 @@ class _ForestProba:
             proba[order] = proba.copy()
         return proba
 
-    def __call__(self, X):
-        dense = None if self.verified is None else self._dense(X)
-        if dense is None:
-            self.engaged = False
-            return self.forest.predict_proba(X)
-        proba = self._sum(dense)
-        if not self.verified:
-            reference = self.forest.predict_proba(X)
-            self.verified = True if np.array_equal(proba, reference) else None
-            self.engaged = self.verified is True
-            return reference
-        self.engaged = True
-        return proba
+
+class _BoostingProba(_CheckedProba):
+    """A gradient boosting classifier's ``predict_proba`` without its input validation (see
+    :class:`_CheckedProba`).
+
+    ``GradientBoostingClassifier.predict_proba`` validates the input twice (once itself, once
+    for its initial estimator, the class prior) before scikit-learn's own loop over the stages
+    adds up the trees: for the hundred rows of a bandit round, 0.58 ms per call of which the
+    trees take 0.13 (Titanic, 100 trees). This runs that same loop from the prior's raw
+    prediction, computed once (it is the same for every row), and the estimator's own link
+    from raw predictions to probabilities.
+    """
+
+    def __init__(self, estimator):
+        super().__init__(estimator)
+        self._init = None  # raw prediction of the initial estimator, one row
+
+    def _compute(self, X):
+        est = self.estimator
+        if self._init is None:
+            self._init = np.array(est._raw_predict_init(X[:1]), dtype=np.float64)
+        raw = np.repeat(self._init, X.shape[0], axis=0)
+        _predict_stages()(est.estimators_, X, est.learning_rate, raw)
+        if raw.shape[1] == 1:  # what decision_function returns for two classes
+            raw = raw.ravel()
+        return est._loss.predict_proba(raw)
 
 
 class _PipelineProba:
     """``pipeline.predict_proba`` as its transforming steps followed by a faster final
-    step (see :class:`_ForestProba`)."""
+    step (see :class:`_CheckedProba`)."""
 
     def __init__(self, head, final):
         self.head = head
@@ -157,6 +242,8 @@ def _fast_predict_proba(estimator):
     call, or None when there is none for this kind of estimator."""
     if _is_forest_classifier(estimator):
         return _ForestProba(estimator)
+    if _is_boosting_classifier(estimator):
+        return _BoostingProba(estimator)
     pipeline = sys.modules.get("sklearn.pipeline")
     # only a Pipeline itself: a subclass may change what predict_proba does
     if pipeline is not None and type(estimator) is pipeline.Pipeline and len(estimator) > 1:
@@ -181,17 +268,23 @@ class ProbabilityModel:
 
     Notes
     -----
-    A fitted scikit-learn ``RandomForestClassifier`` or ``ExtraTreesClassifier`` (single
-    output, ``n_jobs`` None or 1, ``predict_proba`` not overridden), alone or as the last step
-    of a ``Pipeline``, is evaluated tree by tree here: the same probabilities to the last bit
-    as its ``predict_proba``, without the forest's fixed cost of about 10 ms per call (for
-    100 trees), which is most of the cost of the few hundred rows an anchor search predicts
-    at a time. Batches of 256 rows or more are traversed grouped by the leaves their rows reach
-    in the first two trees (alike rows one after the other find the trees' nodes in cache),
-    each row summed over the trees in the same order as before. The first call checks the
-    two against each other and keeps to ``predict_proba`` if they differ; input the forest
-    would reject or warn about goes to ``predict_proba``. Pass ``forest.predict_proba``
-    instead of the forest to have every call go to ``predict_proba``.
+    Two kinds of fitted scikit-learn classifiers, alone or as the last step of a
+    ``Pipeline``, are evaluated here rather than through their ``predict_proba``, with the
+    same probabilities to the last bit and without its fixed cost per call, which is most of
+    the cost of the few hundred rows an anchor search predicts at a time:
+
+    - ``RandomForestClassifier`` and ``ExtraTreesClassifier`` (single output, ``n_jobs`` None
+      or 1, ``predict_proba`` not overridden) are traversed tree by tree, saving about 10 ms
+      per call for 100 trees. Batches of 256 rows or more are traversed grouped by the leaves
+      their rows reach in the first two trees (alike rows one after the other find the
+      trees' nodes in cache), each row summed over the trees in the same order as before.
+    - ``GradientBoostingClassifier`` (``init`` left at the class prior or ``"zero"``, its
+      prediction methods not overridden) runs scikit-learn's own loop over its stages without
+      validating the input twice first, saving about 0.4 ms per call.
+
+    The first call checks the two against each other and keeps to ``predict_proba`` if they
+    differ; input the model would reject or warn about goes to ``predict_proba``. Pass
+    ``model.predict_proba`` instead of the model to have every call go to ``predict_proba``.
     """
 
     def __init__(self, estimator, classes=None):

@@ -1,4 +1,5 @@
-"""The model adapters: ``ProbabilityModel`` and its faster path for scikit-learn forests."""
+"""The model adapters: ``ProbabilityModel`` and its faster paths for scikit-learn forests and
+gradient boosting."""
 
 import warnings
 
@@ -10,11 +11,12 @@ from sklearn.ensemble import (
     GradientBoostingClassifier,
     RandomForestClassifier,
 )
+from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skanchors import AnchorExplainer, models
-from skanchors.models import ProbabilityModel, _ForestProba, _PipelineProba
+from skanchors.models import ProbabilityModel, _BoostingProba, _ForestProba, _PipelineProba
 
 # small forests on noisy data: some rows have no anchor, which is not what is tested here
 pytestmark = pytest.mark.filterwarnings("ignore:Row .*no rule reached")
@@ -156,14 +158,23 @@ class _Doubled(RandomForestClassifier):
         return super().predict_proba(X) ** 2
 
 
+class _Sharpened(GradientBoostingClassifier):
+    def decision_function(self, X):
+        return 2 * super().decision_function(X)
+
+
 @pytest.mark.parametrize(
     "make",
     [
         lambda: _Doubled(n_estimators=10, random_state=0),
         lambda: RandomForestClassifier(n_estimators=10, n_jobs=2, random_state=0),
-        lambda: GradientBoostingClassifier(n_estimators=10, random_state=0),
+        lambda: _Sharpened(n_estimators=10, random_state=0),
+        # an initial estimator whose raw prediction differs from row to row
+        lambda: GradientBoostingClassifier(
+            n_estimators=10, init=LogisticRegression(), random_state=0
+        ),
     ],
-    ids=["overridden-predict_proba", "parallel-forest", "boosting"],
+    ids=["overridden-predict_proba", "parallel-forest", "overridden-boosting", "boosting-init"],
 )
 def test_other_models_are_called_as_they_are(make):
     X, y = _data()
@@ -171,6 +182,79 @@ def test_other_models_are_called_as_they_are(make):
     model = ProbabilityModel(est)
     assert model._fn == est.predict_proba
     assert np.array_equal(model.predict_proba(X[:20]), est.predict_proba(X[:20]))
+
+
+BOOSTING = {
+    "prior": {},
+    "zero-init": {"init": "zero"},
+    "exponential-loss": {"loss": "exponential"},
+    "subsampled": {"subsample": 0.7, "learning_rate": 0.3, "max_depth": 4},
+}
+
+
+@pytest.mark.parametrize(
+    "name, n_classes",
+    # (the exponential loss is for two classes only)
+    [(name, k) for name in BOOSTING for k in (2, 3) if not (name == "exponential-loss" and k == 3)],
+)
+def test_gradient_boosting_is_predicted_without_validation_to_the_last_bit(name, n_classes):
+    X, y = _data(n_classes=n_classes)
+    boost = GradientBoostingClassifier(n_estimators=40, random_state=0, **BOOSTING[name])
+    boost.fit(X[:300], y[:300])
+    model = ProbabilityModel(boost)
+    assert isinstance(model._fn, _BoostingProba)
+    X_new = np.random.default_rng(1).normal(size=(300, 5))
+    for batch in (X_new, X_new[:1], X_new[3:40]):
+        assert np.array_equal(model.predict_proba(batch), boost.predict_proba(batch))
+    assert model._fn.verified is True and model._fn.engaged
+    assert not model.favours_large_batches
+    assert list(model.classes_) == list(boost.classes_)
+
+
+def test_gradient_boosting_input_it_treats_specially_goes_to_it():
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
+    boost = GradientBoostingClassifier(n_estimators=20, random_state=0).fit(frame, y)
+    fast = ProbabilityModel(boost)._fn
+    assert np.array_equal(fast(frame[:30]), boost.predict_proba(frame[:30]))
+    assert fast.verified is True and fast.engaged
+    with pytest.raises(ValueError, match="feature names"):
+        fast(frame[frame.columns[::-1]])
+    assert not fast.engaged
+    with pytest.raises(ValueError, match="NaN"):  # gradient boosting has no missing values
+        fast(frame.mask(frame > 1.5))
+    with pytest.warns(UserWarning, match="feature names"):
+        fast(X[:5])
+
+
+def test_gradient_boosting_keeps_to_predict_proba_without_sklearns_stage_loop(monkeypatch):
+    # The stage loop lives in a private scikit-learn module: where it is missing, the model is
+    # called as it is.
+    X, y = _data()
+    boost = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
+    monkeypatch.setattr(models, "_predict_stages", lambda: None)
+    assert ProbabilityModel(boost)._fn == boost.predict_proba
+
+
+def test_gradient_boosting_that_disagrees_is_called_as_it_is_for_good():
+    X, y = _data()
+    boost = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
+    fast = _BoostingProba(boost)
+    original = boost.predict_proba
+    boost.predict_proba = lambda batch: original(batch)[:, ::-1]
+    assert np.array_equal(fast(X[:10]), original(X[:10])[:, ::-1])
+    assert fast.verified is None
+    assert np.array_equal(fast(X[10:20]), original(X[10:20])[:, ::-1]) and not fast.engaged
+
+
+def test_a_pipeline_ending_in_gradient_boosting_takes_the_fast_path():
+    X, y = _data()
+    pipe = make_pipeline(StandardScaler(), GradientBoostingClassifier(n_estimators=20))
+    pipe.fit(X, y)
+    model = ProbabilityModel(pipe)
+    assert isinstance(model._fn.final, _BoostingProba)
+    assert np.array_equal(model.predict_proba(X[:50]), pipe.predict_proba(X[:50]))
+    assert model._fn.final.verified is True
 
 
 def test_a_callable_is_never_replaced():
@@ -190,13 +274,21 @@ def test_a_pipeline_ending_in_a_forest_transforms_then_takes_the_fast_path():
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_explaining_a_forest_gives_the_anchors_of_its_predict_proba(n_jobs):
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RandomForestClassifier(n_estimators=30, random_state=0),
+        lambda: GradientBoostingClassifier(n_estimators=30, random_state=0),
+    ],
+    ids=["forest", "boosting"],
+)
+def test_explaining_a_model_gives_the_anchors_of_its_predict_proba(make, n_jobs):
     X, y = _data(n=600)
-    forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
+    model = make().fit(X[:400], y[:400])
     rows = X[400:406]
     options = dict(random_state=3, n_jobs=n_jobs, beam_size=1)
-    fast = AnchorExplainer(forest, **options).fit(X[:400])
-    plain = AnchorExplainer(forest.predict_proba, **options).fit(X[:400])
+    fast = AnchorExplainer(model, **options).fit(X[:400])
+    plain = AnchorExplainer(model.predict_proba, **options).fit(X[:400])
     assert [str(a) for a in fast.explain(rows)] == [str(a) for a in plain.explain(rows)]
     # one row per call: the same searches, the same model calls (several rows in one call
     # may share calls or not, by how long one model call takes)
