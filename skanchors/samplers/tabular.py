@@ -545,6 +545,7 @@ class TabularInstance:
         self._weights = parent._weights
         self._cum = parent._cum
         self._choice_cache = {}
+        self._group_cache = {}
         self._stream_keys = {}
         self._coverages = {}
         # Coverage by bit-sets: one packed row of reference rows per predicate.
@@ -603,24 +604,32 @@ class TabularInstance:
         return self._feature_of
 
     def _groups(self, anchor):
-        by_feature = {}
-        for p in anchor:
-            by_feature.setdefault(int(self._feature_of[p]), []).append(p)
-        return [(f, tuple(sorted(by_feature[f]))) for f in sorted(by_feature)]
+        """``(feature, predicates on it)`` of ``anchor``, by feature (kept per anchor: the
+        blocks of a stream, and the rounds of a search, ask for the same ones)."""
+        anchor = tuple(anchor)
+        groups = self._group_cache.get(anchor)
+        if groups is None:
+            by_feature = {}
+            for p in anchor:
+                by_feature.setdefault(int(self._feature_of[p]), []).append(p)
+            groups = [(f, tuple(sorted(by_feature[f]))) for f in sorted(by_feature)]
+            if len(self._group_cache) < 4096:
+                self._group_cache[anchor] = groups
+        return groups
 
     def _impose(self, anchor, base, rng):
         """Rows (one per feature) of each perturbation: base rows with the anchor imposed."""
-        n_feat = len(self._values)
-        src = np.repeat(base[:, None].astype(np.int32), n_feat, axis=1)
-        holds = self._holds
-        for f, preds in self._groups(anchor):
-            ok = holds[base, preds[0]]
-            for p in preds[1:]:
-                ok = ok & holds[base, p]
-            bad = ~ok
-            n_bad = int(bad.sum())
-            if n_bad:
-                src[bad, f] = self._draw(rng, n_bad, self._pool(f, preds))
+        src = np.empty((len(base), len(self._values)), dtype=np.int32)
+        src[:] = base[:, None]
+        groups = self._groups(anchor)
+        if not groups:
+            return src
+        holds = self._holds[base]  # which of the row's predicates each base row satisfies
+        for f, preds in groups:
+            ok = holds[:, preds[0]] if len(preds) == 1 else holds[:, list(preds)].all(axis=1)
+            bad = np.flatnonzero(~ok)
+            if bad.size:
+                src[bad, f] = self._draw(rng, bad.size, self._pool(f, preds))
         return src
 
     def _reference_pool(self, anchor):
