@@ -9,6 +9,7 @@ import pytest
 from sklearn.ensemble import (
     ExtraTreesClassifier,
     GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
     RandomForestClassifier,
 )
 from sklearn.linear_model import LogisticRegression
@@ -16,7 +17,14 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skanchors import AnchorExplainer, models
-from skanchors.models import ProbabilityModel, _BoostingProba, _ForestProba, _PipelineProba
+from skanchors.datasets import load_titanic
+from skanchors.models import (
+    ProbabilityModel,
+    _BoostingProba,
+    _ForestProba,
+    _HistBoostingProba,
+    _PipelineProba,
+)
 
 # small forests on noisy data: some rows have no anchor, which is not what is tested here
 pytestmark = pytest.mark.filterwarnings("ignore:Row .*no rule reached")
@@ -255,6 +263,88 @@ def test_a_pipeline_ending_in_gradient_boosting_takes_the_fast_path():
     assert isinstance(model._fn.final, _BoostingProba)
     assert np.array_equal(model.predict_proba(X[:50]), pipe.predict_proba(X[:50]))
     assert model._fn.final.verified is True
+
+
+def _titanic_hist_boosting(**options):
+    X, y = load_titanic(return_X_y=True)
+    model = HistGradientBoostingClassifier(max_iter=30, random_state=0, **options)
+    return X, model.fit(X[:600], y[:600])
+
+
+def test_hist_gradient_boosting_on_raw_pandas_is_predicted_to_the_last_bit():
+    # categorical columns (pandas categories), NaN in numbers and categories, as the README
+    X, model = _titanic_hist_boosting(categorical_features="from_dtype")
+    fast = ProbabilityModel(model)._fn
+    assert isinstance(fast, _HistBoostingProba)
+    rest = X[600:].copy()
+    rest.loc[rest.index[:5], "Embarked"] = np.nan
+    for batch in (rest, rest.iloc[:1], X[:600]):
+        assert np.array_equal(fast(batch), model.predict_proba(batch))
+    assert fast.verified is True and fast.engaged
+    # the same categories listed in another order, and a category the model never saw
+    other = rest.astype({"Sex": pd.CategoricalDtype(["male", "female"])})
+    other["Embarked"] = other["Embarked"].cat.add_categories(["X"])
+    other.loc[other.index[:3], "Embarked"] = "X"
+    assert np.array_equal(fast(other), model.predict_proba(other)) and fast.engaged
+    # text columns encoded by the model itself (categorical_features by name)
+    plain = rest.astype({"Sex": object, "Embarked": object})
+    plain.loc[plain.index[5], "Sex"] = "unknown"
+    text_model = HistGradientBoostingClassifier(
+        max_iter=30, categorical_features=["Sex", "Embarked"], random_state=0
+    ).fit(X[:600].astype({"Sex": object, "Embarked": object}), np.arange(600) % 3)
+    text_fast = ProbabilityModel(text_model)._fn
+    assert np.array_equal(text_fast(plain), text_model.predict_proba(plain))
+    assert text_fast.verified is True and text_fast.engaged
+    # a nullable column: the model's own preprocessing
+    assert np.array_equal(fast(rest.astype({"Age": "Float64"})), model.predict_proba(rest))
+    assert not fast.engaged
+
+
+def test_hist_gradient_boosting_without_categories_takes_arrays_with_nan():
+    X, y = _data()
+    X[::7, 1] = np.nan
+    model = HistGradientBoostingClassifier(max_iter=20, random_state=0).fit(X, y)
+    fast = ProbabilityModel(model)._fn
+    assert np.array_equal(fast(X), model.predict_proba(X)) and fast.engaged
+    with pytest.raises(ValueError, match="features"):
+        fast(X[:, :3])
+
+
+def test_boosting_with_unexpected_internals_predicts_for_itself(monkeypatch):
+    # The fast paths read scikit-learn internals; another version may not have them as
+    # expected. Then the model predicts for itself, for good, with the same answers.
+    import sklearn.utils._openmp_helpers as helpers
+
+    X, model = _titanic_hist_boosting(categorical_features="from_dtype")
+    fast = ProbabilityModel(model)._fn
+    monkeypatch.delattr(helpers, "_openmp_effective_n_threads")
+    assert np.array_equal(fast(X[600:]), model.predict_proba(X[600:]))
+    assert fast.verified is None and not fast.engaged
+
+    X, y = _data()
+    boost = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
+    fast = ProbabilityModel(boost)._fn
+
+    def changed_signature(*args):
+        raise TypeError("predict_stages() takes 3 positional arguments")
+
+    monkeypatch.setattr(models, "_predict_stages", lambda: changed_signature)
+    for batch in (X[:10], X[10:20]):
+        assert np.array_equal(fast(batch), boost.predict_proba(batch))
+        assert fast.verified is None and not fast.engaged
+
+
+def test_explaining_hist_gradient_boosting_gives_the_anchors_of_its_predict_proba():
+    X, model = _titanic_hist_boosting(categorical_features="from_dtype")
+    options = dict(random_state=0, beam_size=1)
+    fast = AnchorExplainer(model, **options).fit(X[:600])
+    plain = AnchorExplainer(model.predict_proba, **options).fit(X[:600])
+    assert isinstance(fast.model_._fn, _HistBoostingProba)
+    for i in (600, 601, 602):
+        a, b = fast.explain(X.iloc[[i]])[0], plain.explain(X.iloc[[i]])[0]
+        assert str(a) == str(b)
+        assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
+    assert fast.model_._fn.engaged
 
 
 def test_a_callable_is_never_replaced():
