@@ -112,13 +112,14 @@ _SORT_TREES = 2
 class _CheckedProba:
     """``estimator.predict_proba`` without its fixed cost per call, checked against it.
 
-    Subclasses compute the probabilities of a validated float32 matrix (:meth:`_compute`) the
-    way the estimator does, so that they are the same to the last bit. Input the estimator
-    would reject or treat specially (a DataFrame whose columns are not the ones it was fitted
-    on, a bare array for an estimator fitted with feature names, NaN or infinity, sparse
-    matrices, other widths) goes to ``estimator.predict_proba`` itself, with its errors and
-    warnings. The first call also runs ``estimator.predict_proba`` and keeps to it for good if
-    the two differ at all.
+    Subclasses turn the input into what the estimator's trees read (:meth:`_prepare`; by
+    default a validated float32 matrix) and compute the probabilities from it the way the
+    estimator does (:meth:`_compute`), so that they are the same to the last bit. Input the
+    estimator would reject or treat specially (a DataFrame whose columns are not the ones it
+    was fitted on, a bare array for an estimator fitted with feature names, NaN or infinity,
+    sparse matrices, other widths) goes to ``estimator.predict_proba`` itself, with its errors
+    and warnings. The first call also runs ``estimator.predict_proba`` and keeps to it for good
+    if the two differ at all, or if computing them here fails.
     """
 
     def __init__(self, estimator):
@@ -264,8 +265,8 @@ class _HistBoostingProba(_CheckedProba):
     2. This encodes the columns as that transformer does (a category's position in the
     encoder's ``categories_``; missing and unknown values NaN; categorical columns first) and
     adds up the trees with the estimator's own predictors, from its baseline, in its order.
-    Input that is not a DataFrame of the fitted columns with numeric or categorical and
-    string columns goes to ``predict_proba``.
+    Input that is not a DataFrame of the fitted columns, or whose numeric columns are not
+    plain numpy numbers, goes to ``predict_proba``.
     """
 
     def __init__(self, estimator):
@@ -283,17 +284,15 @@ class _HistBoostingProba(_CheckedProba):
             order, categories = np.arange(n), [None] * n
         else:
             categorical = np.zeros(n, dtype=bool)
-            columns = dict((name, cols) for name, _, cols in pre.transformers_)
+            columns = {name: cols for name, _, cols in pre.transformers_}
             categorical[np.asarray(columns["encoder"])] = True
             encoder = pre.named_transformers_["encoder"]
             # the transformer's output: the encoded columns first, then the numeric ones
             order = np.concatenate([np.flatnonzero(categorical), np.flatnonzero(~categorical)])
             slices = pre.output_indices_
-            if (slices["encoder"].stop, slices["numerical"].stop) != (
-                categorical.sum(),
-                n,
-            ):
-                raise ValueError("unexpected preprocessing layout")
+            layout = (slices["encoder"].stop, slices["numerical"].stop)
+            if layout != (categorical.sum(), n):
+                raise ValueError(f"unexpected preprocessing layout {layout}")
             categories = [None] * n
             for j, cats in zip(np.flatnonzero(categorical), encoder.categories_):
                 known = pd.Index(cats)
@@ -346,11 +345,9 @@ class _HistBoostingProba(_CheckedProba):
                     lookup = np.append(np.where(found < 0, np.nan, found), np.nan)
                     self._codes[key] = lookup
                 out[:, position] = lookup[column.cat.codes.to_numpy()]  # code -1: missing
-            elif pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            else:  # text or numbers, looked up as the encoder does
                 found = categories[j].get_indexer(column)
                 out[:, position] = np.where(found < 0, np.nan, found)
-            else:
-                return None
         return out
 
     def _compute(self, encoded):

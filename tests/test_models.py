@@ -295,6 +295,15 @@ def test_hist_gradient_boosting_on_raw_pandas_is_predicted_to_the_last_bit():
     text_fast = ProbabilityModel(text_model)._fn
     assert np.array_equal(text_fast(plain), text_model.predict_proba(plain))
     assert text_fast.verified is True and text_fast.engaged
+    # integer categories (categorical_features by name on a number column)
+    numbers = HistGradientBoostingClassifier(
+        max_iter=30, categorical_features=["Pclass", "Sex", "Embarked"], random_state=0
+    ).fit(X[:600], np.arange(600) % 2)
+    numbers_fast = ProbabilityModel(numbers)._fn
+    unseen = rest.copy()
+    unseen.loc[unseen.index[:4], "Pclass"] = 7
+    assert np.array_equal(numbers_fast(unseen), numbers.predict_proba(unseen))
+    assert numbers_fast.verified is True and numbers_fast.engaged
     # a nullable column: the model's own preprocessing
     assert np.array_equal(fast(rest.astype({"Age": "Float64"})), model.predict_proba(rest))
     assert not fast.engaged
