@@ -49,24 +49,28 @@ def _predict_stages():
     return predict_stages
 
 
+def _own_ensemble(estimator, class_name, methods):
+    """Whether ``estimator`` is a ``sklearn.ensemble.<class_name>`` whose ``methods`` are the
+    library's own (a subclass may change what they compute)."""
+    ensemble = sys.modules.get("sklearn.ensemble")
+    if ensemble is None:  # not imported, so no such model exists (and none is imported here)
+        return False
+    base = getattr(ensemble, class_name)
+    if not isinstance(estimator, base):
+        return False
+    kind = type(estimator)
+    return all(getattr(kind, name, None) is getattr(base, name, None) for name in methods)
+
+
 def _is_boosting_classifier(estimator):
     """A fitted scikit-learn ``GradientBoostingClassifier`` whose prediction path is the
     library's own and whose initial raw prediction is the same for every row (``init`` left
     at its default, the class prior, or ``"zero"``)."""
-    ensemble = sys.modules.get("sklearn.ensemble")
-    if ensemble is None:
+    methods = ("predict_proba", "decision_function", "_raw_predict", "_raw_predict_init")
+    if not _own_ensemble(estimator, "GradientBoostingClassifier", methods):
         return False
     from sklearn.dummy import DummyClassifier
 
-    Boosting = ensemble.GradientBoostingClassifier
-    if not isinstance(estimator, Boosting):
-        return False
-    kind = type(estimator)
-    if any(
-        getattr(kind, name, None) is not getattr(Boosting, name, None)
-        for name in ("predict_proba", "decision_function", "_raw_predict", "_raw_predict_init")
-    ):
-        return False
     init = getattr(estimator, "init_", None)
     constant = (isinstance(init, str) and init == "zero") or (
         type(init) is DummyClassifier and init.strategy == "prior"
@@ -85,17 +89,8 @@ def _is_boosting_classifier(estimator):
 def _is_hist_boosting_classifier(estimator):
     """A fitted scikit-learn ``HistGradientBoostingClassifier`` whose prediction path is the
     library's own."""
-    ensemble = sys.modules.get("sklearn.ensemble")
-    if ensemble is None:
-        return False
-    Boosting = ensemble.HistGradientBoostingClassifier
-    if not isinstance(estimator, Boosting):
-        return False
-    kind = type(estimator)
-    if any(
-        getattr(kind, name, None) is not getattr(Boosting, name, None)
-        for name in ("predict_proba", "_raw_predict", "_predict_iterations", "_preprocess_X")
-    ):
+    methods = ("predict_proba", "_raw_predict", "_predict_iterations", "_preprocess_X")
+    if not _own_ensemble(estimator, "HistGradientBoostingClassifier", methods):
         return False
     return all(
         hasattr(estimator, name)
