@@ -294,7 +294,8 @@ class _HistBoostingProba(_CheckedProba):
                 categories[j] = known[known.notna()]  # a missing category encodes as NaN
         bitsets, index_map = est._bin_mapper.make_known_categories_bitsets()
         self._layout = (categorical, order, categories, bitsets, index_map)
-        self._threads = _openmp_effective_n_threads()
+        # asked on every call, as the model does (threadpoolctl limits may change between)
+        self._threads = _openmp_effective_n_threads
         self._codes = {}  # (column, its pandas categories) -> encoder codes of those categories
 
     def _prepare(self, X):
@@ -348,6 +349,7 @@ class _HistBoostingProba(_CheckedProba):
     def _compute(self, encoded):
         est = self.estimator
         _, _, _, bitsets, index_map = self._layout
+        threads = self._threads()
         raw = np.zeros(
             (encoded.shape[0], est.n_trees_per_iteration_),
             dtype=est._baseline_prediction.dtype,
@@ -357,7 +359,7 @@ class _HistBoostingProba(_CheckedProba):
         for predictors in est._predictors:
             for k, predictor in enumerate(predictors):
                 raw[:, k] += predictor.predict(
-                    encoded, known_cat_bitsets=bitsets, f_idx_map=index_map, n_threads=self._threads
+                    encoded, known_cat_bitsets=bitsets, f_idx_map=index_map, n_threads=threads
                 )
         return est._loss.predict_proba(raw)
 
