@@ -98,6 +98,18 @@ def _is_hist_boosting_classifier(estimator):
     )
 
 
+def _is_hist_boosting_regressor(estimator):
+    """A fitted scikit-learn ``HistGradientBoostingRegressor`` whose prediction path is the
+    library's own."""
+    methods = ("predict", "_raw_predict", "_predict_iterations", "_preprocess_X")
+    if not _own_ensemble(estimator, "HistGradientBoostingRegressor", methods):
+        return False
+    return all(
+        hasattr(estimator, name)
+        for name in ("_predictors", "_baseline_prediction", "_bin_mapper", "_loss")
+    )
+
+
 # Forest calls of at least this many rows are traversed in the order of the leaves the rows
 # reach in the first _SORT_TREES trees (see _ForestProba._compute).
 _SORT_ROWS_FROM = 256
@@ -116,6 +128,8 @@ class _CheckedProba:
     and warnings. The first call also runs ``estimator.predict_proba`` and keeps to it for good
     if the two differ at all, or if computing them here fails.
     """
+
+    method = "predict_proba"  # the estimator's method this computes
 
     def __init__(self, estimator):
         self.estimator = estimator
@@ -159,19 +173,20 @@ class _CheckedProba:
         raise NotImplementedError
 
     def __call__(self, X):
+        own = getattr(self.estimator, self.method)
         prepared = None if self.verified is None else self._prepare(X)
         if prepared is None:
             self.engaged = False
-            return self.estimator.predict_proba(X)
+            return own(X)
         try:
             proba = self._compute(prepared)
         except Exception:  # noqa: BLE001 (any failure: the estimator's own path)
             # The fast path reads the estimator's internals: if they are not what it expects
             # (another scikit-learn version, say), the estimator predicts for itself, for good.
             self.verified, self.engaged = None, False
-            return self.estimator.predict_proba(X)
+            return own(X)
         if not self.verified:
-            reference = self.estimator.predict_proba(X)
+            reference = own(X)
             self.verified = True if np.array_equal(proba, reference) else None
             self.engaged = self.verified is True
             return reference
@@ -361,7 +376,21 @@ class _HistBoostingProba(_CheckedProba):
                 raw[:, k] += predictor.predict(
                     encoded, known_cat_bitsets=bitsets, f_idx_map=index_map, n_threads=threads
                 )
-        return est._loss.predict_proba(raw)
+        return self._output(raw)
+
+    def _output(self, raw):
+        return self.estimator._loss.predict_proba(raw)
+
+
+class _HistBoostingRegression(_HistBoostingProba):
+    """A histogram gradient boosting regressor's ``predict`` without its preprocessing (see
+    :class:`_HistBoostingProba`)."""
+
+    method = "predict"
+
+    def _output(self, raw):
+        # what the regressor's predict does with the raw predictions
+        return self.estimator._loss.link.inverse(raw.ravel())
 
 
 class _PipelineProba:
@@ -380,19 +409,23 @@ class _PipelineProba:
         return self.final(self.head.transform(X))
 
 
-def _fast_predict_proba(estimator):
-    """A function computing exactly ``estimator.predict_proba`` with less overhead per
-    call, or None when there is none for this kind of estimator."""
-    if _is_forest_classifier(estimator):
-        return _ForestProba(estimator)
-    if _is_boosting_classifier(estimator):
-        return _BoostingProba(estimator)
-    if _is_hist_boosting_classifier(estimator):
-        return _HistBoostingProba(estimator)
+def _fast_predict_proba(estimator, method="predict_proba"):
+    """A function computing exactly ``estimator.predict_proba`` (or ``predict``, for
+    regressors) with less overhead per call, or None when there is none for this kind of
+    estimator."""
+    if method == "predict_proba":
+        if _is_forest_classifier(estimator):
+            return _ForestProba(estimator)
+        if _is_boosting_classifier(estimator):
+            return _BoostingProba(estimator)
+        if _is_hist_boosting_classifier(estimator):
+            return _HistBoostingProba(estimator)
+    elif _is_hist_boosting_regressor(estimator):
+        return _HistBoostingRegression(estimator)
     pipeline = sys.modules.get("sklearn.pipeline")
     # only a Pipeline itself: a subclass may change what predict_proba does
     if pipeline is not None and type(estimator) is pipeline.Pipeline and len(estimator) > 1:
-        final = _fast_predict_proba(estimator.steps[-1][1])
+        final = _fast_predict_proba(estimator.steps[-1][1], method)
         if final is not None:
             return _PipelineProba(estimator[:-1], final)
     return None
@@ -487,11 +520,19 @@ class RegressionModel:
     estimator : object or callable
         A fitted regressor with ``predict`` (sklearn estimators and Pipelines), or a callable
         mapping a batch of inputs to an array of shape (n_inputs,).
+
+    Notes
+    -----
+    A fitted ``HistGradientBoostingRegressor`` (alone or ending a ``Pipeline``) is predicted
+    as :class:`ProbabilityModel` predicts the classifier: its columns encoded here and its
+    trees added up by its own predictors, the same numbers to the last bit as its
+    ``predict`` (checked on the first call). Pass ``model.predict`` to have every call go to
+    ``predict``.
     """
 
     def __init__(self, estimator):
         if hasattr(estimator, "predict") and callable(estimator.predict):
-            self._fn = estimator.predict
+            self._fn = _fast_predict_proba(estimator, "predict") or estimator.predict
         elif callable(estimator) and not isinstance(estimator, type):
             self._fn = estimator
         else:
