@@ -86,23 +86,13 @@ def _is_boosting_classifier(estimator):
     )
 
 
-def _is_hist_boosting_classifier(estimator):
-    """A fitted scikit-learn ``HistGradientBoostingClassifier`` whose prediction path is the
-    library's own."""
-    methods = ("predict_proba", "_raw_predict", "_predict_iterations", "_preprocess_X")
-    if not _own_ensemble(estimator, "HistGradientBoostingClassifier", methods):
-        return False
-    return all(
-        hasattr(estimator, name)
-        for name in ("_predictors", "_baseline_prediction", "_bin_mapper", "_loss")
-    )
-
-
-def _is_hist_boosting_regressor(estimator):
-    """A fitted scikit-learn ``HistGradientBoostingRegressor`` whose prediction path is the
-    library's own."""
-    methods = ("predict", "_raw_predict", "_predict_iterations", "_preprocess_X")
-    if not _own_ensemble(estimator, "HistGradientBoostingRegressor", methods):
+def _is_hist_boosting(estimator, method):
+    """A fitted scikit-learn histogram gradient boosting model whose prediction path is the
+    library's own: a ``HistGradientBoostingClassifier`` for ``method="predict_proba"``, a
+    ``HistGradientBoostingRegressor`` for ``"predict"``."""
+    kind = {"predict_proba": "Classifier", "predict": "Regressor"}[method]
+    methods = (method, "_raw_predict", "_predict_iterations", "_preprocess_X")
+    if not _own_ensemble(estimator, f"HistGradientBoosting{kind}", methods):
         return False
     return all(
         hasattr(estimator, name)
@@ -418,9 +408,9 @@ def _fast_predict_proba(estimator, method="predict_proba"):
             return _ForestProba(estimator)
         if _is_boosting_classifier(estimator):
             return _BoostingProba(estimator)
-        if _is_hist_boosting_classifier(estimator):
+        if _is_hist_boosting(estimator, "predict_proba"):
             return _HistBoostingProba(estimator)
-    elif _is_hist_boosting_regressor(estimator):
+    elif _is_hist_boosting(estimator, "predict"):
         return _HistBoostingRegression(estimator)
     pipeline = sys.modules.get("sklearn.pipeline")
     # only a Pipeline itself: a subclass may change what predict_proba does
