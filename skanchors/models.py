@@ -13,19 +13,22 @@ import pandas as pd
 __all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
 
 
-def _is_forest_classifier(estimator):
-    """A fitted single-output scikit-learn forest classifier whose ``predict_proba`` is the
-    library's own (not overridden) and that predicts its trees one after another."""
+def _is_forest(estimator, method="predict_proba"):
+    """A fitted single-output scikit-learn forest whose ``method`` is the library's own (not
+    overridden) and that predicts its trees one after another: a random forest or extra trees
+    classifier for ``method="predict_proba"``, regressor for ``"predict"``."""
     ensemble = sys.modules.get("sklearn.ensemble")
     if ensemble is None:  # not imported, so no forest exists (and none is imported here)
         return False
-    from sklearn.tree import DecisionTreeClassifier
+    from sklearn import tree as tree_module
 
-    RandomForestClassifier = ensemble.RandomForestClassifier
-    if not isinstance(estimator, (RandomForestClassifier, ensemble.ExtraTreesClassifier)):
+    kind = {"predict_proba": "Classifier", "predict": "Regressor"}[method]
+    RandomForest = getattr(ensemble, f"RandomForest{kind}")
+    Tree = getattr(tree_module, f"DecisionTree{kind}")
+    if not isinstance(estimator, (RandomForest, getattr(ensemble, f"ExtraTrees{kind}"))):
         return False
-    # both inherit one predict_proba; a subclass that overrides it is left alone
-    if type(estimator).predict_proba is not RandomForestClassifier.predict_proba:
+    # both inherit one method; a subclass that overrides it is left alone
+    if getattr(type(estimator), method) is not getattr(RandomForest, method):
         return False
     trees = getattr(estimator, "estimators_", None)
     if not trees or getattr(estimator, "n_outputs_", None) != 1:
@@ -33,8 +36,7 @@ def _is_forest_classifier(estimator):
     if getattr(estimator, "n_jobs", None) not in (None, 1):
         return False  # the user asked the forest to predict its trees in parallel
     return all(
-        isinstance(tree, DecisionTreeClassifier)
-        and type(tree).predict_proba is DecisionTreeClassifier.predict_proba
+        isinstance(tree, Tree) and getattr(type(tree), method) is getattr(Tree, method)
         for tree in trees
     )
 
@@ -204,7 +206,8 @@ class _ForestProba(_CheckedProba):
     def _compute(self, X):
         forest = self.estimator
         trees = [tree.tree_ for tree in forest.estimators_]
-        n_classes = len(forest.classes_)
+        # a regressor's trees hold one value per node, a classifier's the class fractions
+        n_classes = 1 if self.method == "predict" else len(forest.classes_)
         proba = np.zeros((X.shape[0], n_classes), dtype=np.float64)
         order, first = None, 0
         if X.shape[0] >= _SORT_ROWS_FROM and len(trees) > _SORT_TREES:
@@ -225,7 +228,14 @@ class _ForestProba(_CheckedProba):
         proba /= len(trees)
         if order is not None:
             proba[order] = proba.copy()
-        return proba
+        return proba[:, 0] if self.method == "predict" else proba
+
+
+class _ForestRegression(_ForestProba):
+    """A forest regressor's ``predict``, its trees traversed here: the trees' predictions
+    summed in the forest's order and divided by their number, as the forest does."""
+
+    method = "predict"
 
 
 class _BoostingProba(_CheckedProba):
@@ -404,12 +414,14 @@ def _fast_predict_proba(estimator, method="predict_proba"):
     regressors) with less overhead per call, or None when there is none for this kind of
     estimator."""
     if method == "predict_proba":
-        if _is_forest_classifier(estimator):
+        if _is_forest(estimator):
             return _ForestProba(estimator)
         if _is_boosting_classifier(estimator):
             return _BoostingProba(estimator)
         if _is_hist_boosting(estimator, "predict_proba"):
             return _HistBoostingProba(estimator)
+    elif _is_forest(estimator, "predict"):
+        return _ForestRegression(estimator)
     elif _is_hist_boosting(estimator, "predict"):
         return _HistBoostingRegression(estimator)
     pipeline = sys.modules.get("sklearn.pipeline")
@@ -513,11 +525,12 @@ class RegressionModel:
 
     Notes
     -----
-    A fitted ``HistGradientBoostingRegressor`` (alone or ending a ``Pipeline``) is predicted
-    as :class:`ProbabilityModel` predicts the classifier: its columns encoded here and its
-    trees added up by its own predictors, the same numbers to the last bit as its
-    ``predict`` (checked on the first call). Pass ``model.predict`` to have every call go to
-    ``predict``.
+    Fitted ``RandomForestRegressor``, ``ExtraTreesRegressor`` and
+    ``HistGradientBoostingRegressor`` models (alone or ending a ``Pipeline``) are predicted as
+    :class:`ProbabilityModel` predicts the classifiers: the forests' trees traversed here, the
+    histogram boosting's columns encoded here and its trees added up by its own predictors;
+    the same numbers to the last bit as their ``predict`` (checked on the first call). Pass
+    ``model.predict`` to have every call go to ``predict``.
     """
 
     def __init__(self, estimator):

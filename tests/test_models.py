@@ -8,10 +8,12 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import (
     ExtraTreesClassifier,
+    ExtraTreesRegressor,
     GradientBoostingClassifier,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
+    RandomForestRegressor,
 )
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -24,6 +26,7 @@ from skanchors.models import (
     RegressionModel,
     _BoostingProba,
     _ForestProba,
+    _ForestRegression,
     _HistBoostingProba,
     _HistBoostingRegression,
     _PipelineProba,
@@ -357,6 +360,29 @@ def test_explaining_hist_gradient_boosting_gives_the_anchors_of_its_predict_prob
         assert str(a) == str(b)
         assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
     assert fast.model_._fn.engaged
+
+
+@pytest.mark.parametrize("kind", [RandomForestRegressor, ExtraTreesRegressor])
+def test_a_forest_regressor_is_predicted_by_its_trees_to_the_last_bit(kind):
+    X, _ = _data(n=600)
+    target = X[:, 0] * X[:, 1] + np.sin(X[:, 2])
+    forest = kind(n_estimators=30, random_state=0).fit(X[:400], target[:400])
+    fast = RegressionModel(forest)._fn
+    assert isinstance(fast, _ForestRegression)
+    X_new = np.random.default_rng(1).normal(size=(600, 5))  # >= 256 rows: leaf order too
+    for batch in (X_new, X_new[:1], X_new[3:40]):
+        assert np.array_equal(fast(batch), forest.predict(batch))
+    assert fast.verified is True and fast.engaged and fast.favours_large_batches
+    # a parallel forest, or one whose predict is overridden, is called as it is
+    parallel = kind(n_estimators=5, n_jobs=2, random_state=0).fit(X[:400], target[:400])
+    assert RegressionModel(parallel)._fn == parallel.predict
+    options = dict(random_state=0, beam_size=1)
+    fast = AnchorExplainer(forest, **options).fit(X[:400])
+    plain = AnchorExplainer(forest.predict, mode="regression", **options).fit(X[:400])
+    for row in X[400:403]:
+        a, b = fast.explain(row[None])[0], plain.explain(row[None])[0]
+        assert str(a) == str(b)
+        assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
 
 
 @pytest.mark.parametrize("loss", ["squared_error", "poisson"])
