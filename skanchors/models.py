@@ -64,18 +64,23 @@ def _own_ensemble(estimator, class_name, methods):
     return all(getattr(kind, name, None) is getattr(base, name, None) for name in methods)
 
 
-def _is_boosting_classifier(estimator):
-    """A fitted scikit-learn ``GradientBoostingClassifier`` whose prediction path is the
-    library's own and whose initial raw prediction is the same for every row (``init`` left
-    at its default, the class prior, or ``"zero"``)."""
-    methods = ("predict_proba", "decision_function", "_raw_predict", "_raw_predict_init")
-    if not _own_ensemble(estimator, "GradientBoostingClassifier", methods):
+def _is_boosting(estimator, method="predict_proba"):
+    """A fitted scikit-learn gradient boosting model (``GradientBoostingClassifier`` for
+    ``method="predict_proba"``, ``GradientBoostingRegressor`` for ``"predict"``) whose
+    prediction path is the library's own and whose initial raw prediction is the same for
+    every row (``init`` left at its default, a constant, or ``"zero"``)."""
+    kind = {"predict_proba": "Classifier", "predict": "Regressor"}[method]
+    methods = (method, "_raw_predict", "_raw_predict_init")
+    if method == "predict_proba":
+        methods += ("decision_function",)
+    if not _own_ensemble(estimator, f"GradientBoosting{kind}", methods):
         return False
-    from sklearn.dummy import DummyClassifier
+    from sklearn import dummy
 
     init = getattr(estimator, "init_", None)
     constant = (isinstance(init, str) and init == "zero") or (
-        type(init) is DummyClassifier and init.strategy == "prior"
+        type(init) is getattr(dummy, f"Dummy{kind}")
+        and init.strategy in ("prior", "mean", "median", "quantile")
     )
     stages = getattr(estimator, "estimators_", None)
     return (
@@ -260,9 +265,22 @@ class _BoostingProba(_CheckedProba):
             self._init = np.array(est._raw_predict_init(X[:1]), dtype=np.float64)
         raw = np.repeat(self._init, X.shape[0], axis=0)
         _predict_stages()(est.estimators_, X, est.learning_rate, raw)
+        return self._output(raw)
+
+    def _output(self, raw):
         if raw.shape[1] == 1:  # what decision_function returns for two classes
             raw = raw.ravel()
-        return est._loss.predict_proba(raw)
+        return self.estimator._loss.predict_proba(raw)
+
+
+class _BoostingRegression(_BoostingProba):
+    """A gradient boosting regressor's ``predict`` without its input validation (see
+    :class:`_BoostingProba`): its raw predictions, as its ``predict`` returns them."""
+
+    method = "predict"
+
+    def _output(self, raw):
+        return raw.ravel()
 
 
 class _HistBoostingProba(_CheckedProba):
@@ -416,12 +434,14 @@ def _fast_predict_proba(estimator, method="predict_proba"):
     if method == "predict_proba":
         if _is_forest(estimator):
             return _ForestProba(estimator)
-        if _is_boosting_classifier(estimator):
+        if _is_boosting(estimator):
             return _BoostingProba(estimator)
         if _is_hist_boosting(estimator, "predict_proba"):
             return _HistBoostingProba(estimator)
     elif _is_forest(estimator, "predict"):
         return _ForestRegression(estimator)
+    elif _is_boosting(estimator, "predict"):
+        return _BoostingRegression(estimator)
     elif _is_hist_boosting(estimator, "predict"):
         return _HistBoostingRegression(estimator)
     pipeline = sys.modules.get("sklearn.pipeline")
@@ -525,11 +545,12 @@ class RegressionModel:
 
     Notes
     -----
-    Fitted ``RandomForestRegressor``, ``ExtraTreesRegressor`` and
-    ``HistGradientBoostingRegressor`` models (alone or ending a ``Pipeline``) are predicted as
-    :class:`ProbabilityModel` predicts the classifiers: the forests' trees traversed here, the
-    histogram boosting's columns encoded here and its trees added up by its own predictors;
-    the same numbers to the last bit as their ``predict`` (checked on the first call). Pass
+    Fitted ``RandomForestRegressor``, ``ExtraTreesRegressor``, ``GradientBoostingRegressor``
+    and ``HistGradientBoostingRegressor`` models (alone or ending a ``Pipeline``) are
+    predicted as :class:`ProbabilityModel` predicts the classifiers: the forests' trees
+    traversed here, the boosting's stages without its input validation, the histogram
+    boosting's columns encoded here and its trees added up by its own predictors; the same
+    numbers to the last bit as their ``predict`` (checked on the first call). Pass
     ``model.predict`` to have every call go to ``predict``.
     """
 

@@ -10,6 +10,7 @@ from sklearn.ensemble import (
     ExtraTreesClassifier,
     ExtraTreesRegressor,
     GradientBoostingClassifier,
+    GradientBoostingRegressor,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
@@ -25,6 +26,7 @@ from skanchors.models import (
     ProbabilityModel,
     RegressionModel,
     _BoostingProba,
+    _BoostingRegression,
     _ForestProba,
     _ForestRegression,
     _HistBoostingProba,
@@ -360,6 +362,23 @@ def test_explaining_hist_gradient_boosting_gives_the_anchors_of_its_predict_prob
         assert str(a) == str(b)
         assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
     assert fast.model_._fn.engaged
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "absolute_error", "huber", "quantile"])
+def test_gradient_boosting_regression_is_predicted_to_the_last_bit(loss):
+    X, _ = _data(n=600)
+    target = X[:, 0] * X[:, 1] + np.sin(X[:, 2])
+    boost = GradientBoostingRegressor(n_estimators=30, loss=loss, random_state=0)
+    boost.fit(X[:400], target[:400])
+    fast = RegressionModel(boost)._fn
+    assert isinstance(fast, _BoostingRegression)
+    for batch in (X[400:], X[400:401]):
+        assert np.array_equal(fast(batch), boost.predict(batch))
+    assert fast.verified is True and fast.engaged
+    # an initial estimator whose prediction differs from row to row: called as it is
+    other = GradientBoostingRegressor(n_estimators=5, init=RandomForestRegressor(n_estimators=3))
+    other.fit(X[:400], target[:400])
+    assert RegressionModel(other)._fn == other.predict
 
 
 @pytest.mark.parametrize("kind", [RandomForestRegressor, ExtraTreesRegressor])
