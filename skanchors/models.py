@@ -13,6 +13,10 @@ import pandas as pd
 __all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
 
 
+# The scikit-learn model kind whose prediction method each adapter computes.
+_KIND = {"predict_proba": "Classifier", "predict": "Regressor"}
+
+
 def _is_forest(estimator, method="predict_proba"):
     """A fitted single-output scikit-learn forest whose ``method`` is the library's own (not
     overridden) and that predicts its trees one after another: a random forest or extra trees
@@ -22,7 +26,7 @@ def _is_forest(estimator, method="predict_proba"):
         return False
     from sklearn import tree as tree_module
 
-    kind = {"predict_proba": "Classifier", "predict": "Regressor"}[method]
+    kind = _KIND[method]
     RandomForest = getattr(ensemble, f"RandomForest{kind}")
     Tree = getattr(tree_module, f"DecisionTree{kind}")
     if not isinstance(estimator, (RandomForest, getattr(ensemble, f"ExtraTrees{kind}"))):
@@ -69,7 +73,7 @@ def _is_boosting(estimator, method="predict_proba"):
     ``method="predict_proba"``, ``GradientBoostingRegressor`` for ``"predict"``) whose
     prediction path is the library's own and whose initial raw prediction is the same for
     every row (``init`` left at its default, a constant, or ``"zero"``)."""
-    kind = {"predict_proba": "Classifier", "predict": "Regressor"}[method]
+    kind = _KIND[method]
     methods = (method, "_raw_predict", "_raw_predict_init")
     if method == "predict_proba":
         methods += ("decision_function",)
@@ -97,7 +101,7 @@ def _is_hist_boosting(estimator, method):
     """A fitted scikit-learn histogram gradient boosting model whose prediction path is the
     library's own: a ``HistGradientBoostingClassifier`` for ``method="predict_proba"``, a
     ``HistGradientBoostingRegressor`` for ``"predict"``."""
-    kind = {"predict_proba": "Classifier", "predict": "Regressor"}[method]
+    kind = _KIND[method]
     methods = (method, "_raw_predict", "_predict_iterations", "_preprocess_X")
     if not _own_ensemble(estimator, f"HistGradientBoosting{kind}", methods):
         return False
@@ -114,7 +118,8 @@ _SORT_TREES = 2
 
 
 class _CheckedProba:
-    """``estimator.predict_proba`` without its fixed cost per call, checked against it.
+    """``estimator.predict_proba`` (or, for regressors, ``predict``: :attr:`method`) without
+    its fixed cost per call, checked against it.
 
     Subclasses turn the input into what the estimator's trees read (:meth:`_prepare`; by
     default a validated float32 matrix) and compute the probabilities from it the way the
