@@ -100,7 +100,10 @@ def describe(rev):
 
 def prepare(name):
     if name != "wide":
-        return tabular.prepare(name)
+        # tabular.py's training split (with its default reference="train", the model's fit
+        # and every explainer's reference data are the same rows)
+        data = tabular.prepare(name)
+        return {**data, "X_train": data["X_model"], "y_train": data["y_model"]}
     X, y = make_classification(
         n_samples=4000, n_features=60, n_informative=12, n_redundant=8, random_state=SEED
     )
