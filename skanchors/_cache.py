@@ -45,8 +45,8 @@ def row_hash(keys):
     if mult is None:
         gen = np.random.default_rng([0x5CA1AB1E, width])
         mult = _HASH_MULT[width] = gen.integers(1, 2**63, size=width, dtype=np.uint64) | 1
-    with np.errstate(over="ignore"):
-        return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    # Integer array arithmetic wraps silently (no overflow warning to silence).
+    return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
 
 
 def lookup(table, hashes):
@@ -97,16 +97,16 @@ class SampleCache:
             self._cond.notify_all()
 
     # -- stream blocks
-    def block(self, key, make):
-        """The stream block ``key`` (``make()`` builds it when missing)."""
-        block = self._blocks.get(key)
-        if block is None:
-            block = make()
-            if self.enabled:
-                if len(self._blocks) * STREAM_BLOCK >= 2 * self.max_size:
-                    self._blocks.clear()
-                self._blocks[key] = block
-        return block
+    def get_block(self, key):
+        """The stream block ``key``, or None when it is not kept."""
+        return self._blocks.get(key)
+
+    def put_block(self, key, block):
+        """Keep the stream block ``key`` (not when sharing is disabled)."""
+        if self.enabled:
+            if len(self._blocks) * STREAM_BLOCK >= 2 * self.max_size:
+                self._blocks.clear()
+            self._blocks[key] = block
 
     # -- predictions
     def claim(self, namespace, hashes, owner):

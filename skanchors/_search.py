@@ -25,15 +25,16 @@ modality, through four members:
     before the anchor was imposed. They enable the stratified estimate of
     :class:`StratifiedArms`.
 
-``stream_samples(anchor, start, stop, seed, cache, ...)``, ``stream_namespace`` (optional)
+``stream_windows(requests, seed, cache, return_holds)``, ``stream_namespace`` (optional)
     Samplers whose ``D(z | A)`` depends on the predicates of ``A`` and not on the instance
     (tabular) offer streams: sample ``i`` of a predicate set depends on the seed, the set and
     ``i`` only. Searches of different rows then read the same samples and share their
     predictions through :class:`skanchors._cache.SampleCache`, without changing any result.
-    With ``return_hashes=True`` a fourth array holds the :func:`~skanchors._cache.row_hash`
-    of the keys, computed once per stream block rather than once per search; with
-    ``return_holds=False`` the holds matrix is None (stores without ``exact_reuse`` never
-    read it).
+    ``requests`` lists ``(anchor, start, stop)`` windows of streams, all read at once (one
+    bandit step's draws); the answer is ``(keys, holds, native, hashes)`` over all of them:
+    ``hashes`` are the :func:`~skanchors._cache.row_hash` of the keys, computed once per
+    stream block rather than once per search; with ``return_holds=False`` the holds matrix
+    is None (stores without ``exact_reuse`` never read it).
 
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
 valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
@@ -174,13 +175,13 @@ class SampleStore(_Predictions):
         Class index whose precision is measured.
     rng : numpy.random.Generator
     shared : skanchors._cache.Shared or None
-        When given and the instance offers streams (``stream_samples``), samples are read
+        When given and the instance offers streams (``stream_windows``), samples are read
         from the instance's streams instead of drawn with ``rng``, and predictions go
         through the shared cache, so searches of other rows reuse them.
     """
 
     def __init__(self, instance, predict, target, rng, shared=None):
-        shared = shared if hasattr(instance, "stream_samples") else None
+        shared = shared if hasattr(instance, "stream_windows") else None
         super().__init__(instance, predict, target, rng, shared)
         self._cursor = {}  # stream positions read so far, per conditioning set
         cap = 1024
@@ -244,27 +245,23 @@ class SampleStore(_Predictions):
         start, stop : int
             The new samples are rows ``start:stop`` of the store.
         """
-        keys, holds, ids, native, hashes = [], [], [], [], []
-        for anchor, n in requests:
-            if self.shared is not None:
+        if self.shared is not None:
+            windows, ids = [], []
+            for anchor, n in requests:
                 i = self._id(anchor)
                 start = self._cursor.get(i, 0)
                 self._cursor[i] = start + n
-                k, h, nat, hk = self.instance.stream_samples(
-                    self._anchors[i],
-                    start,
-                    start + n,
-                    self.shared.seed,
-                    self.shared.cache,
-                    return_hashes=True,
-                    return_holds=self.holds is not None,
-                )
-                keys.append(k)
-                holds.append(h)
-                native.append(nat)
-                hashes.append(hk)
+                windows.append((self._anchors[i], start, start + n))
                 ids.append(np.full(n, i))
-                continue
+            keys, holds, native, hashes = self.instance.stream_windows(
+                windows,
+                self.shared.seed,
+                self.shared.cache,
+                return_holds=self.holds is not None,
+            )
+            return self._store(np.ascontiguousarray(keys), holds, ids, native, hashes)
+        keys, holds, ids, native = [], [], [], []
+        for anchor, n in requests:
             if self.stratified:
                 k, h, nat = self.instance.sample(anchor, n, self.rng, return_native=True)
                 native.append(nat)
@@ -274,7 +271,12 @@ class SampleStore(_Predictions):
             holds.append(h)
             ids.append(np.full(n, self._id(anchor)))
         keys = np.ascontiguousarray(np.concatenate(keys))
-        labels = self._label(keys, np.concatenate(hashes) if hashes else None)
+        native = np.concatenate(native) if self.stratified else None
+        return self._store(keys, np.concatenate(holds), ids, native, None)
+
+    def _store(self, keys, holds, ids, native, hashes):
+        """Label new samples (one model call) and append them; returns ``(start, stop)``."""
+        labels = self._label(keys, hashes)
         n_new = len(labels)
         if self.keys is None:
             self.keys = np.zeros((self.anchor_id.shape[0], keys.shape[1]), dtype=keys.dtype)
@@ -282,11 +284,11 @@ class SampleStore(_Predictions):
         start, stop = self.size, self.size + n_new
         self.keys[start:stop] = keys
         if self.holds is not None:
-            self.holds[start:stop] = np.concatenate(holds)
+            self.holds[start:stop] = holds
         self.anchor_id[start:stop] = np.concatenate(ids)
         self.labels[start:stop] = labels
         if self.stratified:
-            self.native[start:stop] = np.concatenate(native)
+            self.native[start:stop] = native
         self.size = stop
         return start, stop
 

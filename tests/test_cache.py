@@ -61,6 +61,73 @@ def test_stream_reads_do_not_depend_on_how_they_are_split(sampler):
     assert whole[1][:, list(anchor)].all()
 
 
+def test_blocks_do_not_depend_on_which_blocks_are_generated_with_them(sampler):
+    inst = sampler.instance(_row(50, "m", 40))
+    sex = _predicate(inst, "sex = m")
+    wanted = [((inst.stream_key(()), 0), ()), ((inst.stream_key((sex,)), 3), (sex,))]
+    together = inst._make_blocks(wanted, 11)
+    for block, one in zip(together, wanted):
+        alone = inst._make_blocks([one], 11)[0]
+        for part, same in zip(block, alone):
+            np.testing.assert_array_equal(part, same)
+
+
+def _chi_square_p(counts, expected):
+    from scipy.stats import chisquare
+
+    return chisquare(counts, expected * counts.sum() / expected.sum()).pvalue
+
+
+def test_stream_draws_rows_uniformly_and_replaces_values_from_the_pool(sampler):
+    """Counter-based streams: base rows uniform over the reference rows; a replaced value is
+    uniform over the rows that satisfy the predicate (chi-square, fixed seeds)."""
+    inst = sampler.instance(_row(50, "f", 40))
+    n_ref = sampler.n_reference_
+    keys, _, native = inst.stream_samples((), 0, 200 * STREAM_BLOCK, 5, SampleCache(0))
+    assert len(keys) == len(native) == 200 * STREAM_BLOCK
+    blocks = inst._make_blocks([((inst.stream_key(()), b), ()) for b in range(200)], 5)
+    rows = np.concatenate([blk[1] for blk in blocks])
+    np.testing.assert_array_equal(keys, np.concatenate([blk[2] for blk in blocks]))
+    assert _chi_square_p(np.bincount(rows, minlength=n_ref), np.ones(n_ref)) > 0.001
+    # Anchored on sex = f: base rows with sex = m take the sex of a random female row.
+    sex = _predicate(inst, "sex = f")
+    f = inst.predicate_features[sex]
+    blocks = inst._make_blocks([((inst.stream_key((sex,)), b), (sex,)) for b in range(200)], 5)
+    src = np.concatenate([blk[0] for blk in blocks])
+    base = np.concatenate([blk[1] for blk in blocks])
+    female = inst._holds[:n_ref, sex]
+    replaced = ~female[base]
+    assert female[src[:, f]].all()  # every sample satisfies the anchor
+    np.testing.assert_array_equal(src[~replaced, f], base[~replaced])  # others untouched
+    pool = np.flatnonzero(female)
+    counts = np.bincount(src[replaced, f], minlength=n_ref)[pool]
+    assert _chi_square_p(counts, np.ones(len(pool))) > 0.001
+    # Other features keep the base row's value.
+    others = [j for j in range(src.shape[1]) if j != f]
+    np.testing.assert_array_equal(src[:, others], np.repeat(base[:, None], len(others), axis=1))
+
+
+def test_weighted_stream_draws_rows_in_proportion_to_their_weight():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.choice(["x", "y"], size=60)})
+    weight = np.where(np.arange(60) < 20, 3.0, 1.0)
+    sampler = TabularSampler().fit(X, sample_weight=weight)
+    inst = sampler.instance(X.iloc[[0]])
+    blocks = inst._make_blocks([((inst.stream_key(()), b), ()) for b in range(100)], 2)
+    rows = np.concatenate([blk[1] for blk in blocks])
+    assert _chi_square_p(np.bincount(rows, minlength=60), weight) > 0.001
+    b = _predicate(inst, f"b = {X['b'].iloc[0]}")
+    blocks = inst._make_blocks([((inst.stream_key((b,)), k), (b,)) for k in range(100)], 2)
+    src = np.concatenate([blk[0] for blk in blocks])
+    base = np.concatenate([blk[1] for blk in blocks])
+    col = inst.predicate_features[b]
+    ok = (X["b"] == X["b"].iloc[0]).to_numpy()
+    replaced = ~ok[base]
+    pool = np.flatnonzero(ok)
+    counts = np.bincount(src[replaced, col], minlength=60)[pool]
+    assert _chi_square_p(counts, weight[pool]) > 0.001
+
+
 def test_claim_fill_wait_between_two_searches():
     cache = SampleCache(100)
     hashes = np.array([11, 12, 13], dtype=np.uint64)

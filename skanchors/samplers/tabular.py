@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
+import threading
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from ..discretizers import _BaseDiscretizer, make_discretizer
 __all__ = ["TabularSampler"]
 
 _PERTURBATIONS = ("replace", "reference")
+_SLOTS_LOCK = threading.Lock()
 
 try:  # numpy >= 2
     _popcount = np.bitwise_count
@@ -178,6 +180,8 @@ class TabularSampler(BaseEstimator):
         self._cum = None if self._weights is None else np.cumsum(self._weights)
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
         self._masks, self._packed, self._pools, self._constrains = {}, {}, {}, {}
+        # Every pool's rows, back to back in one array (see _pool_slot).
+        self._slots, self._pool_rows, self._slots_used = {}, np.zeros(0, dtype=np.intp), 0
         self._flat = None
         self._orders, self._ordered = {}, {}
         self.n_reference_ = n
@@ -276,6 +280,26 @@ class TabularSampler(BaseEstimator):
                 ok = ok & self._predicate_mask(g)
             pool = self._pools[gids] = self._make_pool(np.flatnonzero(ok))
         return pool
+
+    def _pool_slot(self, gids):
+        """``(offset, size)`` of the rows of pool ``gids`` in ``_pool_rows``, the rows of
+        every pool back to back, so that rows of many pools are drawn with one gather."""
+        slot = self._slots.get(gids)
+        if slot is None:
+            rows = self._pool(gids)[0]
+            with _SLOTS_LOCK:  # searches in threads (rows explained together) share pools
+                slot = self._slots.get(gids)
+                if slot is None:
+                    used, flat = self._slots_used, self._pool_rows
+                    if used + len(rows) > len(flat):
+                        grown = np.empty(max(2 * len(flat), used + len(rows)), dtype=np.intp)
+                        grown[:used] = flat[:used]
+                        flat = grown
+                    flat[used : used + len(rows)] = rows
+                    # Published after the rows: a reader holding a slot finds them in the array.
+                    self._pool_rows, self._slots_used = flat, used + len(rows)
+                    slot = self._slots[gids] = (used, len(rows))
+        return slot
 
     def _row_bins(self, frame, row):
         """Bin of each numeric feature of a one-row frame or array (NaN where missing).
@@ -545,6 +569,7 @@ class TabularInstance:
         self._weights = parent._weights
         self._cum = parent._cum
         self._choice_cache = {}
+        self._slot_cache = {}
         self._group_cache = {}
         self._stream_keys = {}
         self._coverages = {}
@@ -597,6 +622,15 @@ class TabularInstance:
                     pool = self.parent._make_pool(rows)
             self._choice_cache[key] = pool
         return pool
+
+    def _slot(self, feature, preds):
+        """The sampler's :meth:`~TabularSampler._pool_slot` of :meth:`_pool`'s pool."""
+        key = (feature, preds)
+        slot = self._slot_cache.get(key)
+        if slot is None:
+            gids = tuple(self._gids[p] for p in preds)
+            slot = self._slot_cache[key] = self.parent._pool_slot(gids)
+        return slot
 
     @property
     def predicate_features(self):
@@ -722,33 +756,121 @@ class TabularInstance:
     ):
         """Samples ``start:stop`` of the stream of ``D(z | anchor)``: (codes, holds, native).
 
-        Block ``b`` of a stream (:data:`~skanchors._cache.STREAM_BLOCK` samples) is drawn by a
-        generator seeded with ``(seed, stream key, b)`` and kept in ``cache`` with its codes
-        and their :func:`~skanchors._cache.row_hash` (which ``return_hashes`` adds as a fourth
-        array): searches of other rows reading the block do not compute them again.
-        ``return_holds=False`` skips the holds matrix (None in its place).
+        Block ``b`` of a stream (:data:`~skanchors._cache.STREAM_BLOCK` samples) is drawn from
+        counter-based random numbers keyed by ``(seed, stream key, b)`` and kept in ``cache``
+        with its codes and their :func:`~skanchors._cache.row_hash` (which ``return_hashes``
+        adds as a fourth array): searches of other rows reading the block do not compute them
+        again. ``return_holds=False`` skips the holds matrix (None in its place).
         """
-        key = self.stream_key(anchor)
-        first, last = start // STREAM_BLOCK, (stop - 1) // STREAM_BLOCK
-        blocks = []
-        for b in range(first, last + 1):
-
-            def make(b=b):
-                rng = np.random.default_rng([seed, key, b])
-                src, base = self._sources(anchor, STREAM_BLOCK, rng)
-                keys = self._keys(src)
-                return src, base, keys, row_hash(keys)
-
-            blocks.append(cache.block((key, b), make))
-        offset = first * STREAM_BLOCK
-        if len(blocks) == 1:
-            parts = blocks[0]
-        else:
-            parts = [np.concatenate([blk[j] for blk in blocks]) for j in range(4)]
-        window = slice(start - offset, stop - offset)
-        src, base, keys, hashes = (part[window] for part in parts)
-        out = (keys, self._holds_of(src) if return_holds else None, self._holds[base])
+        keys, holds, native, hashes = self.stream_windows(
+            [(anchor, start, stop)], seed, cache, return_holds=return_holds
+        )
+        out = (keys, holds, native)
         return out + (hashes,) if return_hashes else out
+
+    def stream_windows(self, requests, seed, cache, return_holds=True):
+        """Samples ``start:stop`` of several streams, one after the other.
+
+        ``requests`` lists ``(anchor, start, stop)``. Returns ``(keys, holds, native,
+        hashes)`` over all requests in order (``holds`` None with ``return_holds=False``). The
+        blocks missing from ``cache`` are generated together, in one pass of array operations
+        whatever their number (:meth:`_make_blocks`).
+        """
+        plan, have, todo = [], {}, {}
+        for anchor, start, stop in requests:
+            key = self.stream_key(anchor)
+            first, last = start // STREAM_BLOCK, (stop - 1) // STREAM_BLOCK
+            names = [(key, b) for b in range(first, last + 1)]
+            for name in names:
+                if name not in have and name not in todo:
+                    block = cache.get_block(name)
+                    if block is None:
+                        todo[name] = anchor
+                    else:
+                        have[name] = block
+            plan.append((names, start - first * STREAM_BLOCK, stop - first * STREAM_BLOCK))
+        if todo:
+            for name, block in zip(todo, self._make_blocks(list(todo.items()), seed)):
+                have[name] = block
+                cache.put_block(name, block)
+        src, base, keys, hashes = [], [], [], []
+        for names, lo, hi in plan:
+            if len(names) == 1:
+                parts = have[names[0]]
+            else:
+                parts = [np.concatenate([have[name][j] for name in names]) for j in range(4)]
+            for out, part in zip((src, base, keys, hashes), parts):
+                out.append(part[lo:hi])
+        if len(plan) == 1:
+            src, base, keys, hashes = src[0], base[0], keys[0], hashes[0]
+        else:
+            src, base, keys, hashes = (np.concatenate(a) for a in (src, base, keys, hashes))
+        holds = self._holds_of(src) if return_holds else None
+        return keys, holds, self._holds[base], hashes
+
+    def _make_blocks(self, blocks, seed):
+        """Stream blocks ``[((stream key, b), anchor), ...]``: ``(src, base, keys, hashes)``
+        each, generated together.
+
+        Sample ``i`` of block ``b`` reads the random numbers of counters ``(column, i)`` of
+        the block's key ``mix(seed, stream key, b)`` (SplitMix64, Steele et al. 2014): column
+        0 picks the base row, column ``1 + f`` the row whose value replaces feature ``f``'s.
+        A block is thus the same whichever blocks it is generated with.
+        """
+        n, n_feat, d = STREAM_BLOCK, len(self._values), self.n_predicates
+        n_blocks = len(blocks)
+        # Pools are drawn uniformly with one gather from the sampler's flat store of pools,
+        # unless they are weighted (balance) or the explained row's own (fallback).
+        flat = not (self._fallback or self._cum is not None or self.draws_reference_rows)
+        block_seeds, pair_block, pair_feature, pair_preds, pools = [], [], [], [], []
+        for j, ((key, b), anchor) in enumerate(blocks):
+            block_seeds.append(_mix64(_mix64(_mix64(seed & _MASK64) ^ key) ^ b))
+            if self.draws_reference_rows:
+                pools.append(self._reference_pool(anchor))
+                continue
+            for f, preds in self._groups(anchor):
+                pair_block.append(j)
+                pair_feature.append(f)
+                pair_preds.append(preds)
+                pools.append(self._slot(f, preds) if flat else self._pool(f, preds))
+        block_seeds = np.array(block_seeds, dtype=np.uint64)
+        pair_block = np.array(pair_block, dtype=np.intp)
+        pair_feature = np.array(pair_feature, dtype=np.intp)
+        # One row of random numbers per block (its base rows) and per (block, feature) pair.
+        columns = np.concatenate([np.zeros(n_blocks, dtype=np.intp), pair_feature + 1])
+        counters = columns.astype(np.uint64)[:, None] * np.uint64(n) + np.arange(
+            1, n + 1, dtype=np.uint64
+        )
+        seeds = np.concatenate([block_seeds, block_seeds[pair_block]])
+        z = _mix64_array(seeds[:, None] + counters * np.uint64(_GAMMA))
+        if self.draws_reference_rows:
+            base = np.stack([_pick(pool, z[j], self) for j, pool in enumerate(pools)])
+            src = np.repeat(base[:, :, None].astype(np.int32), n_feat, axis=2)
+        else:
+            base = _pick(None, z[:n_blocks], self)
+            src = np.empty((n_blocks, n, n_feat), dtype=np.int32)
+            src[:] = base[:, :, None]
+            if len(pair_block):
+                width = max(len(p) for p in pair_preds)
+                at = np.array([p + (p[-1],) * (width - len(p)) for p in pair_preds])
+                pair_base = base[pair_block]
+                ok = self._holds_flat[(pair_base * d)[:, :, None] + at[:, None, :]].all(axis=2)
+                if flat:
+                    slots = np.array(pools, dtype=np.intp)  # (offset, size) per pair
+                    size = slots[:, 1:].astype(np.uint64)
+                    pick = ((z[n_blocks:] >> np.uint64(32)) * size) >> np.uint64(32)
+                    picks = self.parent._pool_rows[pick.astype(np.intp) + slots[:, :1]]
+                else:
+                    picks = np.empty_like(pair_base)
+                    for p, pool in enumerate(pools):
+                        picks[p] = _pick(pool, z[n_blocks + p], self)
+                src[pair_block[:, None], np.arange(n), pair_feature[:, None]] = np.where(
+                    ok, pair_base, picks
+                )
+        keys = self._keys(src.reshape(n_blocks * n, n_feat))
+        hashes = row_hash(keys).reshape(n_blocks, n)
+        keys = keys.reshape(n_blocks, n, n_feat)
+        return [(src[j], base[j], keys[j], hashes[j]) for j in range(n_blocks)]
 
     def decode(self, keys):
         """Model input (DataFrame or array in the reference dtypes) for rows of codes."""
@@ -810,6 +932,47 @@ def _stable_hash(text):
     """A 63-bit integer from a string, the same in every process (unlike ``hash``)."""
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1
+
+
+_MASK64 = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15
+
+
+def _mix64(x):
+    """SplitMix64's output function on a Python int (a 64-bit hash of a 64-bit counter)."""
+    x = (x + _GAMMA) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def _mix64_array(x):
+    """:func:`_mix64` of every element of a uint64 array (products wrap modulo 2**64)."""
+    x = x + np.uint64(_GAMMA)
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _pick(pool, z, instance):
+    """Rows drawn from ``pool`` (``(rows, cum)``; None: all reference rows) by the random
+    64-bit words ``z``: uniformly, or by the pool's cumulative weights."""
+    if pool is None:
+        rows, cum, size = None, instance._cum, instance._n_ref
+    else:
+        rows, cum = pool
+        size = len(rows)
+    if cum is None:
+        # The top 32 bits times the size, divided by 2**32: uniform up to size / 2**32.
+        pick = ((z >> np.uint64(32)) * np.uint64(size)) >> np.uint64(32)
+        pick = pick.astype(np.intp)
+    else:
+        u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        pick = np.minimum(np.searchsorted(cum, u * cum[-1], side="right"), size - 1)
+    return pick if rows is None else rows[pick]
 
 
 def _scalar(value):
