@@ -109,6 +109,11 @@ class SampleCache:
             self._blocks[key] = block
 
     # -- predictions
+    def count_hits(self, n):
+        """Count ``n`` predictions served without the hash lookups (stream blocks' memos)."""
+        with self._cond:
+            self.hits += n
+
     def claim(self, namespace, hashes, owner):
         """Split hashes into known labels, ones this caller must predict, ones in flight.
 

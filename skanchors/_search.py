@@ -56,7 +56,7 @@ from ._bandit import (
     stratified_bound_scalar,
     stratified_kl_bounds,
 )
-from ._cache import lookup, row_hash
+from ._cache import STREAM_BLOCK, lookup, row_hash
 
 __all__ = [
     "SampleStore",
@@ -100,11 +100,16 @@ class _Predictions:
     def correct(self):
         return self.labels[: self.size] == self.target
 
-    def _label(self, keys, hashes=None):
+    def _label(self, keys, hashes=None, memos=None):
         """Predicted class of every row of ``keys``; each distinct row is predicted once.
 
         ``hashes`` are the rows' :func:`~skanchors._cache.row_hash` when already known.
+        ``memos`` (stream reads with an enabled shared cache): ``(memo, lo, hi)`` segments
+        that tile the rows, ``memo`` the dict a stream block keeps its rows' labels in, by
+        namespace: rows whose block already knows their label skip the hash lookups.
         """
+        if memos is not None and self.shared is not None and self.shared.cache.enabled:
+            return self._label_memo(keys, hashes, memos)
         if hashes is None:
             hashes = row_hash(keys)
         uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
@@ -121,6 +126,29 @@ class _Predictions:
         if todo.size:
             cache.update(zip(uniq[todo].tolist(), labels[todo].tolist()))
         return labels[inverse.ravel()]
+
+    def _label_memo(self, keys, hashes, memos):
+        """:meth:`_label` through the stream blocks' label memos (see there)."""
+        space = (self.shared.namespace, self.instance.stream_namespace)
+        arrays = []
+        for memo, lo, hi in memos:
+            known = memo.get(space)
+            if known is None:
+                known = memo[space] = np.full(STREAM_BLOCK, -1, dtype=np.int64)
+            arrays.append((known, lo, hi))
+        if len(arrays) == 1:
+            labels = arrays[0][0][arrays[0][1] : arrays[0][2]].copy()
+        else:
+            labels = np.concatenate([known[lo:hi] for known, lo, hi in arrays])
+        todo = np.flatnonzero(labels < 0)
+        self.shared.cache.count_hits(len(labels) - len(todo))
+        if todo.size:
+            labels[todo] = self._label(keys[todo], hashes[todo])
+            at = 0
+            for known, lo, hi in arrays:
+                known[lo:hi] = labels[at : at + hi - lo]
+                at += hi - lo
+        return labels
 
     def _call(self, keys):
         predicted = np.asarray(self.predict(self.instance.decode(keys)))
@@ -253,13 +281,13 @@ class SampleStore(_Predictions):
                 self._cursor[i] = start + n
                 windows.append((self._anchors[i], start, start + n))
                 ids.append(np.full(n, i))
-            keys, holds, native, hashes = self.instance.stream_windows(
+            keys, holds, native, hashes, memos = self.instance.stream_windows(
                 windows,
                 self.shared.seed,
                 self.shared.cache,
                 return_holds=self.holds is not None,
             )
-            return self._store(np.ascontiguousarray(keys), holds, ids, native, hashes)
+            return self._store(np.ascontiguousarray(keys), holds, ids, native, hashes, memos)
         keys, holds, ids, native = [], [], [], []
         for anchor, n in requests:
             if self.stratified:
@@ -274,9 +302,9 @@ class SampleStore(_Predictions):
         native = np.concatenate(native) if self.stratified else None
         return self._store(keys, np.concatenate(holds), ids, native, None)
 
-    def _store(self, keys, holds, ids, native, hashes):
+    def _store(self, keys, holds, ids, native, hashes, memos=None):
         """Label new samples (one model call) and append them; returns ``(start, stop)``."""
-        labels = self._label(keys, hashes)
+        labels = self._label(keys, hashes, memos)
         n_new = len(labels)
         if self.keys is None:
             self.keys = np.zeros((self.anchor_id.shape[0], keys.shape[1]), dtype=keys.dtype)

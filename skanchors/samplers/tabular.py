@@ -762,7 +762,7 @@ class TabularInstance:
         adds as a fourth array): searches of other rows reading the block do not compute them
         again. ``return_holds=False`` skips the holds matrix (None in its place).
         """
-        keys, holds, native, hashes = self.stream_windows(
+        keys, holds, native, hashes, _ = self.stream_windows(
             [(anchor, start, stop)], seed, cache, return_holds=return_holds
         )
         out = (keys, holds, native)
@@ -772,10 +772,13 @@ class TabularInstance:
         """Samples ``start:stop`` of several streams, one after the other.
 
         ``requests`` lists ``(anchor, start, stop)``. Returns ``(keys, holds, native,
-        hashes)`` over all requests in order (``holds`` None with ``return_holds=False``). The
-        blocks missing from ``cache`` are generated together, in one pass of array operations
-        whatever their number (:meth:`_make_blocks`).
+        hashes, memos)`` over all requests in order (``holds`` None with
+        ``return_holds=False``); ``memos`` lists ``(memo, lo, hi)``, one per block read, in
+        order: rows ``lo:hi`` of a block whose dict ``memo`` the search may keep the rows'
+        labels in. The blocks missing from ``cache`` are generated together, in one pass of
+        array operations whatever their number (:meth:`_make_blocks`).
         """
+        n = STREAM_BLOCK
         plan, have, todo = [], {}, {}
         for anchor, start, stop in requests:
             key = self.stream_key(anchor)
@@ -793,8 +796,10 @@ class TabularInstance:
             for name, block in zip(todo, self._make_blocks(list(todo.items()), seed)):
                 have[name] = block
                 cache.put_block(name, block)
-        src, base, keys, hashes = [], [], [], []
+        src, base, keys, hashes, memos = [], [], [], [], []
         for names, lo, hi in plan:
+            for k, name in enumerate(names):
+                memos.append((have[name][4], max(lo - k * n, 0), min(hi - k * n, n)))
             if len(names) == 1:
                 parts = have[names[0]]
             else:
@@ -806,11 +811,12 @@ class TabularInstance:
         else:
             src, base, keys, hashes = (np.concatenate(a) for a in (src, base, keys, hashes))
         holds = self._holds_of(src) if return_holds else None
-        return keys, holds, self._holds[base], hashes
+        return keys, holds, self._holds[base], hashes, memos
 
     def _make_blocks(self, blocks, seed):
-        """Stream blocks ``[((stream key, b), anchor), ...]``: ``(src, base, keys, hashes)``
-        each, generated together.
+        """Stream blocks ``[((stream key, b), anchor), ...]``: ``(src, base, keys, hashes,
+        memo)`` each, generated together (``memo``: an empty dict for the searches to keep
+        the block's labels in).
 
         Sample ``i`` of block ``b`` reads the random numbers of counters ``(column, i)`` of
         the block's key ``mix(seed, stream key, b)`` (SplitMix64, Steele et al. 2014): column
@@ -870,7 +876,7 @@ class TabularInstance:
         keys = self._keys(src.reshape(n_blocks * n, n_feat))
         hashes = row_hash(keys).reshape(n_blocks, n)
         keys = keys.reshape(n_blocks, n, n_feat)
-        return [(src[j], base[j], keys[j], hashes[j]) for j in range(n_blocks)]
+        return [(src[j], base[j], keys[j], hashes[j], {}) for j in range(n_blocks)]
 
     def decode(self, keys):
         """Model input (DataFrame or array in the reference dtypes) for rows of codes."""
