@@ -114,6 +114,11 @@ def row_seed(base, row, salt=""):
     if isinstance(row, str):  # a document: hash its text directly (joblib.hash pickles it first)
         key = f"{salt}\0{base}\0{row}".encode("utf-8", "surrogatepass")
         return int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "big")
+    if isinstance(row, np.ndarray) and row.dtype.kind in "biuf":
+        # A numeric row: hash its bytes directly (joblib.hash pickles it, ten times slower).
+        head = f"{salt}\0{base}\0{row.dtype.str}\0{row.shape}\0".encode()
+        digest = hashlib.blake2b(head + np.ascontiguousarray(row).tobytes(), digest_size=4)
+        return int.from_bytes(digest.digest(), "big")
     values = row.astype(object).to_numpy() if isinstance(row, pd.DataFrame) else row
     key = (salt, base, values) if salt else (base, values)
     return int(joblib.hash(key)[:8], 16)
