@@ -147,9 +147,13 @@ class SampleCache:
         with self._cond:
             busy = self._inflight.get(namespace, {})
             known = self._labels.setdefault(namespace, {})
-            # Only their owner releases claims, so every hash handed in is the caller's.
-            for h in hashes.tolist():
-                busy.pop(h, None)
+            # Only their owner releases claims, so every hash handed in is the caller's (and
+            # distinct): when the claims are all of them, no other search has any.
+            if len(busy) == len(hashes):
+                busy.clear()
+            else:
+                for h in hashes.tolist():
+                    busy.pop(h, None)
             if labels is not None and self.enabled:
                 if self._size + len(hashes) > self.max_size:
                     self._labels.clear()
