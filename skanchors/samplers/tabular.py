@@ -20,7 +20,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._cache import STREAM_BLOCK, row_hash
+from .._cache import STREAM_BLOCK, SampleCache, row_hash
 from .._explanation import Predicate
 from ..discretizers import _BaseDiscretizer, make_discretizer
 
@@ -593,20 +593,6 @@ class TabularInstance:
         self.exact_reuse = self.draws_reference_rows
 
     # -- the search protocol
-    def _draw(self, rng, n, pool=None):
-        if pool is None:
-            if self._cum is None:
-                return rng.integers(self._n_ref, size=n)
-            return np.minimum(
-                np.searchsorted(self._cum, rng.random(n) * self._cum[-1], side="right"),
-                self._n_ref - 1,
-            )
-        rows, cum = pool
-        if cum is None:
-            return rows[rng.integers(len(rows), size=n)]
-        pick = np.searchsorted(cum, rng.random(n) * cum[-1], side="right")
-        return rows[np.minimum(pick, len(rows) - 1)]
-
     def _pool(self, feature, preds):
         key = (feature, preds)
         pool = self._choice_cache.get(key)
@@ -651,21 +637,6 @@ class TabularInstance:
                 self._group_cache[anchor] = groups
         return groups
 
-    def _impose(self, anchor, base, rng):
-        """Rows (one per feature) of each perturbation: base rows with the anchor imposed."""
-        src = np.empty((len(base), len(self._values)), dtype=np.int32)
-        src[:] = base[:, None]
-        groups = self._groups(anchor)
-        if not groups:
-            return src
-        holds = self._holds[base]  # which of the row's predicates each base row satisfies
-        for f, preds in groups:
-            ok = holds[:, preds[0]] if len(preds) == 1 else holds[:, list(preds)].all(axis=1)
-            bad = np.flatnonzero(~ok)
-            if bad.size:
-                src[bad, f] = self._draw(rng, bad.size, self._pool(f, preds))
-        return src
-
     def _reference_pool(self, anchor):
         """Reference rows that satisfy ``anchor`` (``perturbation="reference"``)."""
         if not anchor:
@@ -680,14 +651,6 @@ class TabularInstance:
                 "perturbation='reference' it has no samples."
             )
         return pool
-
-    def _sources(self, anchor, n, rng):
-        """Draw ``n`` perturbations: (rows picked per feature, base rows)."""
-        if self.draws_reference_rows:
-            base = self._draw(rng, n, self._reference_pool(anchor))
-            return np.repeat(base[:, None].astype(np.int32), len(self._values), axis=1), base
-        base = self._draw(rng, n)
-        return self._impose(anchor, base, rng), base
 
     def reference_order(self, seed):
         """Reference rows in the search's drawing order, for ``perturbation="reference"``.
@@ -723,12 +686,6 @@ class TabularInstance:
             return self._holds_flat.take(at)
         return np.ones((len(src), 0), bool)
 
-    def _encode(self, src, base, return_native):
-        keys, holds = self._keys(src), self._holds_of(src)
-        if return_native:
-            return keys, holds, self._holds[base]
-        return keys, holds
-
     def sample(self, anchor, n, rng, *, return_native=False):
         """``n`` draws from ``D(z | anchor)``: (codes matrix, predicate-holds matrix).
 
@@ -737,10 +694,17 @@ class TabularInstance:
         rows that satisfy them (``perturbation="reference"``: a random reference row that
         satisfies the anchor, unchanged). With ``return_native=True`` a third matrix says which
         predicates the base row satisfied before any replacement: the strata of
-        :class:`skanchors._search.StratifiedArms`.
+        :class:`skanchors._search.StratifiedArms`. The draws are the start of a stream
+        (:meth:`stream_windows`) under a seed taken from ``rng``.
         """
-        src, base = self._sources(anchor, n, rng)
-        return self._encode(src, base, return_native)
+        n = int(n)
+        if n == 0:
+            keys = np.zeros((0, len(self._values)), dtype=self.parent._codes.dtype)
+            holds = np.zeros((0, self.n_predicates), dtype=bool)
+            return (keys, holds, holds.copy()) if return_native else (keys, holds)
+        seed = int(rng.integers(2**63))
+        keys, holds, native, _, _ = self.stream_windows([(anchor, 0, n)], seed, SampleCache(0))
+        return (keys, holds, native) if return_native else (keys, holds)
 
     def stream_key(self, anchor):
         """64-bit key of the stream of ``D(z | anchor)``: equal for equal predicate sets."""
