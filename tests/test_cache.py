@@ -171,3 +171,34 @@ def test_cache_size_bounds_the_predictions_kept():
     assert off.claim("ns", h, owner)[1].tolist() == [0, 1, 2]
     off.fill("ns", h, np.zeros(3, dtype=np.int64), owner)
     assert len(off) == 0 and off.claim("ns", h, owner)[0].tolist() == [-1, -1, -1]
+
+
+def test_coverage_is_the_weighted_share_of_reference_rows_satisfying_every_predicate():
+    """Coverage of many rules at once (bit-sets ANDed per rule length) against the
+    predicates evaluated on the reference data itself."""
+    import itertools
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(
+        {
+            "a": rng.normal(size=301),
+            "b": rng.choice(list("xyz"), size=301),
+            "c": rng.integers(0, 5, size=301).astype(float),
+        }
+    )
+    weight = rng.random(301)
+    for w in (None, weight):
+        sampler = TabularSampler().fit(X, sample_weight=w)
+        inst = sampler.instance(X.iloc[[7]])
+        d = inst.n_predicates
+        rules = [r for k in range(4) for r in itertools.combinations(range(d), k)]
+        share = np.full(301, 1 / 301) if w is None else w / w.sum()
+        expected = [
+            share[np.logical_and.reduce([inst.predicates[p].evaluate(X) for p in r])].sum()
+            if r
+            else 1.0
+            for r in rules
+        ]
+        np.testing.assert_allclose(inst.coverage(rules), expected, rtol=1e-12)
+        # Asked again (now from the cache, in another order): the same values.
+        np.testing.assert_allclose(inst.coverage(rules[::-1]), expected[::-1], rtol=1e-12)

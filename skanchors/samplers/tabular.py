@@ -864,6 +864,7 @@ class TabularInstance:
         """Coverage of each anchor under the (possibly weighted) reference distribution."""
         out = np.empty(len(anchors))
         known = self._coverages
+        todo = {}  # anchors not known yet, by length: their bit-sets are ANDed together
         for i, anchor in enumerate(anchors):
             if not anchor:
                 out[i] = 1.0
@@ -871,16 +872,22 @@ class TabularInstance:
             anchor = tuple(anchor)
             value = known.get(anchor)
             if value is None:
-                bits = self._covered_bits(anchor)
-                if self._weights is None:
-                    value = _bitcount(bits) / self._n_ref
-                else:
-                    covered = np.unpackbits(bits, count=self._n_ref).astype(bool)
-                    value = float(self._weights[covered].sum())
+                todo.setdefault(len(anchor), []).append((i, anchor))
+            else:
+                out[i] = value
+        for size, items in todo.items():
+            bits = self._bits[np.array([anchor for _, anchor in items], dtype=np.intp)]
+            bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
+            if self._weights is None:
+                values = (_popcount(bits).sum(axis=1, dtype=np.int64) / self._n_ref).tolist()
+            else:
+                covered = np.unpackbits(bits, axis=1, count=self._n_ref).astype(bool)
+                values = [float(self._weights[c].sum()) for c in covered]
+            for (i, anchor), value in zip(items, values):
+                out[i] = value
                 # The stratified arms ask for the same predicate groups at every search step.
                 if len(known) < 4096:
                     known[anchor] = value
-            out[i] = value
         return out
 
     def reference_coverage(self, anchor):
