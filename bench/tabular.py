@@ -329,7 +329,7 @@ class PeerAnchor:
         self.coverage = float(coverage)
 
 
-def make_alibi(data, model, beam_size):
+def make_alibi(data, model, beam_size, seed=SEED):
     from alibi.explainers import AnchorTabular
 
     logging.getLogger("alibi").setLevel(logging.ERROR)
@@ -339,7 +339,7 @@ def make_alibi(data, model, beam_size):
         feature_names=data["feature_names"],
         categorical_names=data["categorical_names"],
         dtype=np.float64,  # the model was trained on float64; alibi's default is float32
-        seed=SEED,
+        seed=seed,
     )
     explainer.fit(data["X_reference"], disc_perc=DISC_PERC)
     fit_time = time.perf_counter() - t0
@@ -477,7 +477,7 @@ def fit_skanchors(explainer, data, model):
     return explainer
 
 
-def make_skanchors(data, model, beam_size, as_callable=False, **options):
+def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, **options):
     """skanchors given the fitted estimator, as its README shows (a forest's trees are then
     evaluated by skanchors itself, to the same probabilities), or with ``as_callable`` the
     same ``predict_proba`` function as the peers."""
@@ -493,7 +493,7 @@ def make_skanchors(data, model, beam_size, as_callable=False, **options):
         epsilon=EPSILON,
         batch_size=BATCH_SIZE,
         categorical_features=data["categorical"],
-        random_state=SEED,
+        random_state=seed,
         **kwargs,
     )
     fit_skanchors(explainer, data, model)
