@@ -16,6 +16,7 @@ them) and reports rows predicted per explanation. Run it in the development virt
     python bench/revisions.py ff919a2                 # that revision against the working tree
     python bench/revisions.py ff919a2 HEAD --reps 9   # two revisions
     python bench/revisions.py HEAD~1 --cells adult/gb,wide/gb --output bench/results_revisions
+    python bench/revisions.py HEAD~5 --seeds 20   # a change of random streams: rows over seeds
 
 Cells are ``data/model`` with data ``adult``, ``titanic`` (as in ``tabular.py``) or ``wide`` (a
 synthetic table with 60 numeric features, to see how costs grow with the number of
@@ -119,7 +120,7 @@ def model_for(name):
     raise SystemExit(f"unknown model {name!r}: use rf or gb")
 
 
-def explainer_params(data, beam_size):
+def explainer_params(data, beam_size, seed=SEED):
     """The benchmark's AnchorExplainer settings (as in ``tabular.py``)."""
     return dict(
         threshold=tabular.THRESHOLD,
@@ -128,8 +129,24 @@ def explainer_params(data, beam_size):
         batch_size=tabular.BATCH_SIZE,
         beam_size=beam_size,
         categorical_features=data["categorical"],
-        random_state=SEED,
+        random_state=seed,
     )
+
+
+def seed_pass(module, est, data, rows_idx, beam_size, seed):
+    """(rows and model calls per explanation, valid anchors) of one fit with ``seed``."""
+    explainer = module.AnchorExplainer(
+        est.predict_proba, **explainer_params(data, beam_size, seed)
+    ).fit(data["X_train"])
+    X = data["X_test"]
+    rows = calls = valid = 0
+    for i in rows_idx:
+        anchor = explainer.explain(X[i : i + 1])[0]
+        rows += anchor.n_rows_predicted
+        calls += anchor.n_model_calls
+        valid += bool(anchor.is_anchor)
+    n = len(rows_idx)
+    return rows / n, calls / n, valid
 
 
 def one_pass(module, est, data, rows_idx, beam_size):
@@ -192,6 +209,16 @@ def run(args):
                     hashlib.sha1("\n".join(a).encode()).hexdigest()[:10] for a in anchors
                 ],
             }
+            if args.seeds:
+                # Revisions that change the random streams change every anchor: their rows
+                # and calls differ by the seed's luck too, so compare them over many seeds.
+                res["seeds"] = [
+                    [
+                        seed_pass(m, est, data, rows_idx, args.beam_size, s)
+                        for s in range(args.seeds)
+                    ]
+                    for m in modules
+                ]
             results.append(res)
             print(
                 f"{cell:11s} cold {res['cold'][0]:.3f} -> {res['cold'][1]:.3f} s "
@@ -231,6 +258,26 @@ def report(labels, results, args, started):
             f"{r['rows_per_expl'][1]:.0f} | {r['calls_per_expl'][0]:.1f} | "
             f"{r['calls_per_expl'][1]:.1f} | {'yes' if r['same_anchors'] else 'no'} |"
         )
+    seeded = [r for r in results if r.get("seeds")]
+    if seeded:
+        n = len(seeded[0]["seeds"][0])
+        lines += [
+            "",
+            f"Over seeds 0 to {n - 1} (`--seeds {n}`, one fit per seed and revision, no timing): "
+            "mean (standard deviation) over the seeds.",
+            "",
+            "| cell | rows/expl base | rows/expl new | calls/expl base | calls/expl new "
+            "| valid anchors base | valid anchors new |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in seeded:
+            cols = []
+            for j in range(3):
+                for k in range(2):
+                    v = np.array([run_[j] for run_ in r["seeds"][k]], dtype=float)
+                    spec = ".0f" if j == 0 else ".1f" if j == 1 else ".2f"
+                    cols.append(f"{v.mean():{spec}} ({v.std(ddof=1):{spec}})")
+            lines.append(f"| {r['cell']} | " + " | ".join(cols) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -249,6 +296,12 @@ def comparison_parser(description, cells):
 def main(argv=None):
     parser = comparison_parser(__doc__.splitlines()[0], "adult/gb,titanic/gb,wide/gb")
     parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=0,
+        help="also compare rows, calls and valid anchors over seeds 0..N-1 (no timing)",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     started = datetime.datetime.now(datetime.timezone.utc)
