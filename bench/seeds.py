@@ -1,25 +1,26 @@
-"""Anchors over many random seeds: skanchors (beam 1) against alibi, held-out precision first.
+"""Anchors over many random seeds: skanchors (beam 1) against its peers, held-out precision.
 
 ``tabular.py`` runs every package once, with seed 0, and judges held-out precision with a
 bootstrap over the 20 explained rows. That interval treats the rows as independent, and with
 skanchors they are not: the searches of all rows read the same perturbation streams (see the
 user guide, "Sharing samples across rows"), so one seed's luck moves every row's anchor at
 once. This script explains the same rows with seeds ``0 .. n-1`` (a fresh explainer per seed
-and package; ``random_state`` for skanchors, alibi's ``seed`` and numpy's global seed for
-alibi) and reports, per data set and model:
+and package; ``random_state`` for skanchors, alibi's ``seed``, and numpy's global seed for
+alibi and anchor-exp) and reports, per data set and model:
 
 * the valid anchors (of the rows explained) and the rows predicted per explanation;
 * the pooled held-out precision of the valid anchors: the rule applied to the other test rows,
   covered rows where the model predicts the explained row's class over all covered rows;
 * how many valid anchors reach ``threshold - 0.05`` on 2,000 fresh draws of the distribution
   their package searched on (``tabular.py``'s own sampler, the same draws for the same rule);
-* ours minus alibi's pooled held-out precision: mean over seeds and a 90 % t-interval with the
-  seeds as replicates (paired by seed).
+* ours minus each peer's pooled held-out precision: mean over seeds and a 90 % t-interval
+  with the seeds as replicates (paired by seed).
 
 No timing: run it anywhere. Needs the benchmark's virtualenv (``bench/setup_peers.sh``)::
 
     bench/.venv/bin/python bench/seeds.py                   # 4 cells x 10 seeds, ~10 min
     bench/.venv/bin/python bench/seeds.py --seeds 3 --cells titanic/gb
+    bench/.venv/bin/python bench/seeds.py --packages skanchors,alibi,anchor-exp
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import tabular as T  # noqa: E402
 
-PACKAGES = ("skanchors", "alibi")
-OWN = {"skanchors": "replace", "alibi": "joint"}  # the distribution each package searches on
+PACKAGES = ("skanchors", "alibi", "anchor-exp")
+# The distribution each package searches on (anchor-exp: the authors' replacement, as ours).
+OWN = {"skanchors": "replace", "alibi": "joint", "anchor-exp": "replace"}
 
 
 def conditions_of(package, anchor, data):
@@ -60,12 +62,14 @@ def run(package, seed, data, model, test_pred, rows_idx):
     counter = T.CountingModel(model)
     if package == "skanchors":
         explain, _ = T.make_skanchors(data, counter, 1, seed=seed)
-    else:
+    elif package == "alibi":
         explain, _ = T.make_alibi(data, counter, None, seed=seed)
+    else:  # anchor-exp draws from numpy's global generator, seeded below
+        explain, _ = T.make_anchor_exp(data, counter, None)
     X_test = data["X_test"]
     valid = rows = covered = correct = holds = 0
     for i in rows_idx:
-        np.random.seed(seed)  # noqa: NPY002 -- alibi draws from numpy's global RNG
+        np.random.seed(seed)  # noqa: NPY002 -- the peers draw from numpy's global RNG
         counter.reset()
         anchor = explain(X_test[i].copy())
         rows += counter.rows
@@ -108,8 +112,16 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--cells", default="adult/rf,adult/gb,titanic/rf,titanic/gb")
     parser.add_argument("--n-rows", type=int, default=20)
+    parser.add_argument(
+        "--packages",
+        default="skanchors,alibi",
+        help=f"comma-separated, skanchors first; from {', '.join(PACKAGES)}",
+    )
     parser.add_argument("--output", default=str(HERE / "results_seeds"))
     args = parser.parse_args(argv)
+    packages = args.packages.split(",")
+    if packages[0] != "skanchors" or not set(packages) <= set(PACKAGES):
+        parser.error(f"--packages must start with skanchors and name some of {PACKAGES}")
     warnings.filterwarnings("ignore")
     started = time.perf_counter()
     results = {}
@@ -129,13 +141,14 @@ def main(argv=None):
             package: [
                 run(package, seed, data, model, test_pred, rows_idx) for seed in range(args.seeds)
             ]
-            for package in PACKAGES
+            for package in packages
         }
         print(cell, {p: [r["valid"] for r in v] for p, v in results[cell].items()}, flush=True)
     elapsed = time.perf_counter() - started
 
     lines = [
-        "# Anchors over many seeds: skanchors (beam 1) against alibi (its default beam)",
+        f"# Anchors over many seeds: skanchors (beam 1) against {', '.join(packages[1:])} "
+        "(default beams)",
         "",
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"{elapsed / 60:.1f} min. Command: `python bench/seeds.py "
@@ -159,27 +172,27 @@ def main(argv=None):
                 f"{summary([r['heldout_pooled'] for r in runs])} | "
                 f"{summary([r['hold_on_own'] for r in runs], '.1f')} |"
             )
-        mean, lo, hi = difference(
-            [r["heldout_pooled"] for r in per["skanchors"]],
-            [r["heldout_pooled"] for r in per["alibi"]],
-        )
-        rows = np.mean([r["rows_per_explanation"] for r in per["skanchors"]]) / np.mean(
-            [r["rows_per_explanation"] for r in per["alibi"]]
-        )
-        seed0 = (
-            per["skanchors"][0]["heldout_pooled"] - per["alibi"][0]["heldout_pooled"]
-            if args.seeds
-            else math.nan
-        )
-        diffs.append(f"| {cell} | {mean:+.4f} [{lo:+.4f}, {hi:+.4f}] | {seed0:+.4f} | {rows:.2f} |")
+        for peer in packages[1:]:
+            mean, lo, hi = difference(
+                [r["heldout_pooled"] for r in per["skanchors"]],
+                [r["heldout_pooled"] for r in per[peer]],
+            )
+            rows = np.mean([r["rows_per_explanation"] for r in per["skanchors"]]) / np.mean(
+                [r["rows_per_explanation"] for r in per[peer]]
+            )
+            seed0 = per["skanchors"][0]["heldout_pooled"] - per[peer][0]["heldout_pooled"]
+            diffs.append(
+                f"| {cell} | {peer} | {mean:+.4f} [{lo:+.4f}, {hi:+.4f}] | {seed0:+.4f} "
+                f"| {rows:.2f} |"
+            )
     lines += [
         "",
-        "Held-out precision, ours minus alibi's (pooled over each package's valid anchors; 90 % "
-        "t-interval over the seeds), and the rows skanchors predicts per explanation over "
-        "alibi's (means over the seeds):",
+        "Held-out precision, ours minus the peer's (pooled over each package's valid anchors; "
+        "90 % t-interval over the seeds), and the rows skanchors predicts per explanation over "
+        "the peer's (means over the seeds):",
         "",
-        "| data / model | difference, all seeds | seed 0 alone | rows / alibi's |",
-        "|---|---|---|---|",
+        "| data / model | peer | difference, all seeds | seed 0 alone | rows / peer's |",
+        "|---|---|---|---|---|",
         *diffs,
         "",
         f"Versions: {json.dumps(T.versions())}",

@@ -31,10 +31,12 @@ modality, through four members:
     ``i`` only. Searches of different rows then read the same samples and share their
     predictions through :class:`skanchors._cache.SampleCache`, without changing any result.
     ``requests`` lists ``(anchor, start, stop)`` windows of streams, all read at once (one
-    bandit step's draws); the answer is ``(keys, holds, native, hashes)`` over all of them:
-    ``hashes`` are the :func:`~skanchors._cache.row_hash` of the keys, computed once per
-    stream block rather than once per search; with ``return_holds=False`` the holds matrix
-    is None (stores without ``exact_reuse`` never read it).
+    bandit step's draws); the answer is ``(keys, holds, native, hashes, memos)`` over all of
+    them: ``hashes`` are the :func:`~skanchors._cache.row_hash` of the keys, computed once
+    per stream block rather than once per search; with ``return_holds=False`` the holds
+    matrix is None (stores without ``exact_reuse`` never read it); ``memos`` are
+    ``(memo, lo, hi)`` segments, one per stream block read, where the search keeps the
+    labels of those rows of the block (see :meth:`_Predictions._label`).
 
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
 valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
