@@ -102,6 +102,12 @@ def test_stream_draws_rows_uniformly_and_replaces_values_from_the_pool(sampler):
     pool = np.flatnonzero(female)
     counts = np.bincount(src[replaced, f], minlength=n_ref)[pool]
     assert _chi_square_p(counts, np.ones(len(pool))) > 0.001
+    # sample() reads the start of a fresh stream: the same rules, any number of draws.
+    keys, holds, native = inst.sample((sex,), 300, np.random.default_rng(2), return_native=True)
+    assert keys.shape == (300, src.shape[1]) and holds[:, sex].all()
+    assert native.shape == holds.shape and not native[:, sex].all()  # some were replaced
+    empty = inst.sample((sex,), 0, np.random.default_rng(2))
+    assert empty[0].shape == (0, src.shape[1]) and empty[1].shape == (0, inst.n_predicates)
     # Other features keep the base row's value.
     others = [j for j in range(src.shape[1]) if j != f]
     np.testing.assert_array_equal(src[:, others], np.repeat(base[:, None], len(others), axis=1))

@@ -746,7 +746,7 @@ class TabularInstance:
         plan, have, todo = [], {}, {}
         for anchor, start, stop in requests:
             key = self.stream_key(anchor)
-            first, last = start // STREAM_BLOCK, (stop - 1) // STREAM_BLOCK
+            first, last = start // n, (stop - 1) // n
             names = [(key, b) for b in range(first, last + 1)]
             for name in names:
                 if name not in have and name not in todo:
@@ -755,7 +755,7 @@ class TabularInstance:
                         todo[name] = anchor
                     else:
                         have[name] = block
-            plan.append((names, start - first * STREAM_BLOCK, stop - first * STREAM_BLOCK))
+            plan.append((names, start - first * n, stop - first * n))
         if todo:
             for name, block in zip(todo, self._make_blocks(list(todo.items()), seed)):
                 have[name] = block
