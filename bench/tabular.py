@@ -1388,6 +1388,12 @@ def write_report(path, results, args, settings, started, elapsed):
             "",
             *glance,
             "",
+            "The precision interval is a bootstrap over this run's rows, one seed each. "
+            "skanchors' searches of those rows read the same random streams, so a seed moves "
+            "them together and the interval can be narrower than the spread from seed to seed: "
+            "`bench/seeds.py` explains the same rows with ten seeds per package "
+            "(`bench/results_seeds.md`), the firmer test of the precision target.",
+            "",
         ]
     fresh = fresh_table(results)
     if fresh:
