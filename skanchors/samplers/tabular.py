@@ -827,9 +827,8 @@ class TabularInstance:
                 ok = self._holds_flat[(pair_base * d)[:, :, None] + at[:, None, :]].all(axis=2)
                 if flat:
                     slots = np.array(pools, dtype=np.intp)  # (offset, size) per pair
-                    size = slots[:, 1:].astype(np.uint64)
-                    pick = ((z[n_blocks:] >> np.uint64(32)) * size) >> np.uint64(32)
-                    picks = self.parent._pool_rows[pick.astype(np.intp) + slots[:, :1]]
+                    pick = _uniform_below(z[n_blocks:], slots[:, 1:])
+                    picks = self.parent._pool_rows[pick + slots[:, :1]]
                 else:
                     picks = np.empty_like(pair_base)
                     for p, pool in enumerate(pools):
@@ -934,6 +933,14 @@ def _mix64_array(x):
     return x
 
 
+def _uniform_below(z, size):
+    """Integers in ``[0, size)`` from random 64-bit words ``z`` (``size`` below 2**32, scalar
+    or broadcasting): the top 32 bits times the size, divided by 2**32, uniform up to a
+    relative bias of ``size / 2**32``."""
+    size = np.asarray(size).astype(np.uint64)
+    return (((z >> np.uint64(32)) * size) >> np.uint64(32)).astype(np.intp)
+
+
 def _pick(pool, z, instance):
     """Rows drawn from ``pool`` (``(rows, cum)``; None: all reference rows) by the random
     64-bit words ``z``: uniformly, or by the pool's cumulative weights."""
@@ -943,9 +950,7 @@ def _pick(pool, z, instance):
         rows, cum = pool
         size = len(rows)
     if cum is None:
-        # The top 32 bits times the size, divided by 2**32: uniform up to size / 2**32.
-        pick = ((z >> np.uint64(32)) * np.uint64(size)) >> np.uint64(32)
-        pick = pick.astype(np.intp)
+        pick = _uniform_below(z, size)
     else:
         u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
         pick = np.minimum(np.searchsorted(cum, u * cum[-1], side="right"), size - 1)
