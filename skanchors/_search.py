@@ -52,6 +52,7 @@ import numpy as np
 
 from ._bandit import (
     SCALAR_ARMS,
+    _ranking,
     _two_term_rate_scalar,
     arm_bounds,
     arm_means,
@@ -76,6 +77,9 @@ __all__ = [
 # documentation and tested in tests/test_tabular.py is "precision >= threshold - 0.05".
 VALIDATION_TOLERANCE = 0.05
 _MAX_VALIDATION_SAMPLES = 100_000
+# A round whose candidates all have an estimated precision below threshold - HOPELESS_MARGIN
+# is first tested for holding no anchor at all (see _below_threshold).
+HOPELESS_MARGIN = 0.1
 
 
 class _Predictions:
@@ -938,6 +942,33 @@ def _validate(arms, indices, threshold, beta, batch_size):
         arms.pull(indices[undecided], batch_size)
 
 
+def _below_threshold(arms, threshold, beta, batch_size):
+    """True when every arm is confidently below ``threshold``: no candidate can be an anchor.
+
+    Arms whose upper confidence bound (at the search's rate ``beta``, the validation's) still
+    reaches ``threshold`` are sampled together, one model call per step, until none does
+    (True) or until some arm's estimated precision reaches ``threshold - HOPELESS_MARGIN``
+    or the arms that are still open run out of samples (False: the round may hold an anchor,
+    and the bandit decides). Every sample drawn stays with its arm for the bandit.
+    """
+    idx = np.arange(arms.n_samples.shape[0])
+    available = getattr(arms, "n_available", None)
+    cap = (
+        _MAX_VALIDATION_SAMPLES
+        if available is None
+        else np.minimum(available, _MAX_VALIDATION_SAMPLES)
+    )
+    while arm_means(arms).max() < threshold - HOPELESS_MARGIN:
+        reach = arm_bounds(arms, idx, beta, side="upper")[1] >= threshold
+        if not reach.any():
+            return True
+        reach &= arms.n_samples < cap
+        if not reach.any():
+            return False
+        arms.pull(idx[reach], batch_size)
+    return False
+
+
 def beam_search(
     instance,
     predict,
@@ -1006,13 +1037,21 @@ def beam_search(
             break
         cov = dict(zip(candidates, coverage[keep]))
         arms = make_arms(store, candidates, [parent_of[c] for c in candidates])
-        chosen = bandit.select(
-            arms,
-            min(beam_size, len(candidates)),
-            epsilon=epsilon,
-            delta=delta,
-            batch_size=batch_size,
-        )
+        n_best = min(beam_size, len(candidates))
+        # A round in which every candidate is confidently below the threshold holds no
+        # anchor: its only use is to choose the rules the next round extends, and those are
+        # then simply the most precise ones, without the bandit's epsilon-identification
+        # (whose samples at precisions far from 0 or 1 are the search's most expensive).
+        # Measured on the benchmark's 4 models x 2 row sets of 20 rows x seeds 0-4, beam 1:
+        # 2-31 % fewer rows predicted per explanation (Adult row set 1: 26-31 %), the same
+        # valid anchors (one more in one run of 40) and pooled held-out precision within
+        # 0.0013 of before.
+        if n_best < len(candidates) and _below_threshold(arms, threshold, beta, batch_size):
+            chosen = _ranking(arms)[-n_best:]
+        else:
+            chosen = bandit.select(
+                arms, n_best, epsilon=epsilon, delta=delta, batch_size=batch_size
+            )
         chosen = np.asarray(chosen)
         beams[size] = [candidates[i] for i in chosen]
         if isinstance(arms, (StratifiedArms, ReferenceArms)):
