@@ -7,7 +7,7 @@ from test_tabular import PlantedModel, planted_data, row
 
 from skanchors import KLLUCB, AnchorExplainer
 from skanchors._bandit import arm_bounds
-from skanchors._search import HOPELESS_MARGIN, _below_threshold
+from skanchors._search import HOPELESS_BUDGET, HOPELESS_MARGIN, _below_threshold
 from skanchors.discretizers import EdgesDiscretizer
 
 BETA = np.log(21 / 0.1)  # the search's rate for beam_size 1 and 20 predicates, delta 0.1
@@ -70,3 +70,19 @@ def test_planted_rule_found_through_a_round_without_anchor():
     assert sorted(str(p) for p in anchor.predicates) == ["colour = red", "x0 > 0.7"]
     assert bandit.rounds, "the round holding the anchor is ranked by the bandit"
     assert all(len(c) >= 2 for r in bandit.rounds for c in r)
+
+
+def test_check_leaves_rounds_with_many_open_candidates_to_the_bandit():
+    # 60 sampled candidates, all still open: proving each below the threshold would cost 60
+    # batches, more than the budget, so the check draws nothing and the bandit decides
+    many = Coins([0.5] * 60, seed=0)
+    many.pull(np.arange(60), 5)
+    assert not _below_threshold(many, 0.95, BETA, 100)
+    assert (many.n_samples == 5).all() and many.calls == 1
+    # the same with a few candidates fits in the budget and settles the round
+    few = Coins([0.5] * 5, seed=0)
+    few.pull(np.arange(5), 5)
+    assert HOPELESS_BUDGET >= 5 and _below_threshold(few, 0.95, BETA, 100)
+    # arms without samples are not charged: the bandit's warm start draws them anyway
+    fresh = Coins([0.5] * 60, seed=0)
+    assert _below_threshold(fresh, 0.95, BETA, 100)
