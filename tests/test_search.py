@@ -6,6 +6,7 @@ from test_bandit import Coins, _FiniteCoins
 from test_tabular import PlantedModel, planted_data, row
 
 from skanchors import KLLUCB, AnchorExplainer
+from skanchors import _search as search
 from skanchors._bandit import arm_bounds
 from skanchors._search import HOPELESS_BUDGET, HOPELESS_MARGIN, _below_threshold
 from skanchors.discretizers import EdgesDiscretizer
@@ -86,3 +87,19 @@ def test_check_leaves_rounds_with_many_open_candidates_to_the_bandit():
     # arms without samples are not charged: the bandit's warm start draws them anyway
     fresh = Coins([0.5] * 60, seed=0)
     assert _below_threshold(fresh, 0.95, BETA, 100)
+
+
+def test_text_rounds_are_always_ranked_by_the_bandit(monkeypatch):
+    # "win" alone keeps the prediction about half the time: a round without an anchor, which
+    # a text search still leaves to the bandit (its samples are shared across candidates)
+    from test_text import DOCS, SPAM, WordModel
+
+    from skanchors.samplers import UnkSampler
+
+    def forbidden(*args):
+        raise AssertionError("the below-threshold check ran on a text search")
+
+    monkeypatch.setattr(search, "_below_threshold", forbidden)
+    explainer = AnchorExplainer(WordModel("free", "win"), sampler=UnkSampler(), random_state=0)
+    anchor = explainer.fit(DOCS).explain([SPAM])[0]
+    assert anchor.words == ["win", "free"] and anchor.is_anchor
