@@ -919,6 +919,15 @@ class SearchResult:
         self.delta = delta
 
 
+def _sample_cap(arms):
+    """How many samples each arm may have: its supply (reference rows), at most
+    ``_MAX_VALIDATION_SAMPLES``."""
+    available = getattr(arms, "n_available", None)
+    if available is None:
+        return np.full(arms.n_samples.shape[0], _MAX_VALIDATION_SAMPLES)
+    return np.minimum(available, _MAX_VALIDATION_SAMPLES)
+
+
 def _validate(arms, indices, threshold, beta, batch_size):
     """Sample the given arms until each is confidently above or below ``threshold``.
 
@@ -935,10 +944,8 @@ def _validate(arms, indices, threshold, beta, batch_size):
         undecided = ((mean >= threshold) & (lb < threshold - eps)) | (
             (mean < threshold) & (ub >= threshold + eps)
         )
-        available = getattr(arms, "n_available", None)
-        available = _MAX_VALIDATION_SAMPLES if available is None else available[indices]
         undecided |= n == 0
-        undecided &= n < np.minimum(available, _MAX_VALIDATION_SAMPLES)
+        undecided &= n < _sample_cap(arms)[indices]
         if not undecided.any():
             return (mean >= threshold) & (lb > threshold - eps)
         arms.pull(indices[undecided], batch_size)
@@ -963,12 +970,7 @@ def _below_threshold(arms, threshold, beta, batch_size):
     within the seeds' noise).
     """
     idx = np.arange(arms.n_samples.shape[0])
-    available = getattr(arms, "n_available", None)
-    cap = (
-        _MAX_VALIDATION_SAMPLES
-        if available is None
-        else np.minimum(available, _MAX_VALIDATION_SAMPLES)
-    )
+    cap = _sample_cap(arms)
     budget = HOPELESS_BUDGET
     while arm_means(arms).max() < threshold - HOPELESS_MARGIN:
         reach = arm_bounds(arms, idx, beta, side="upper")[1] >= threshold
@@ -1076,7 +1078,7 @@ def beam_search(
             )
         chosen = np.asarray(chosen)
         beams[size] = [candidates[i] for i in chosen]
-        if isinstance(arms, (StratifiedArms, ReferenceArms)):
+        if tabular:
             # The bandit's arms hold every sample of the store for these candidates (each draw
             # since went through them): validate them in place, with bounds computed afresh at
             # the validation's rate rather than reused from the bandit's larger ones.
