@@ -29,6 +29,9 @@ __all__ = ["SampleCache", "STREAM_BLOCK", "lookup", "row_hash"]
 
 # Stream positions are generated in blocks of this many samples (one generator per block).
 STREAM_BLOCK = 128
+# At most this many searches' results are kept (see SampleCache.get_search); when full the
+# cache of searches starts over.
+_MAX_SEARCHES = 10_000
 
 
 _HASH_MULT = {}
@@ -73,6 +76,7 @@ class SampleCache:
         self._blocks = {}
         self._size = 0
         self.hits = 0  # predictions served from the cache (for diagnostics and tests)
+        self._searches = {}  # search key -> what the search found (see get_search)
 
     @property
     def enabled(self):
@@ -93,8 +97,29 @@ class SampleCache:
         with self._cond:
             self._labels.clear()
             self._blocks.clear()
+            self._searches.clear()
             self._size = 0
             self._cond.notify_all()
+
+    # -- whole searches
+    def get_search(self, key):
+        """What an earlier search with this key found, or None.
+
+        A search reads only streams, which depend on the predicates of its candidate rules,
+        the explainer's seed and the search's parameters, never on the row itself (see the
+        module docstring): two rows whose predicates are the same in the reference data's
+        terms (the same bins and categories) and that anchor the same class go through the
+        same search, sample for sample, and find the same anchor. ``key`` says all of that;
+        the caller builds it only where it holds.
+        """
+        return self._searches.get(key) if self.enabled else None
+
+    def put_search(self, key, result):
+        """Keep what the search ``key`` found (not when sharing is disabled)."""
+        if self.enabled:
+            if len(self._searches) >= _MAX_SEARCHES:
+                self._searches.clear()
+            self._searches[key] = result
 
     # -- stream blocks
     def get_block(self, key):

@@ -598,6 +598,85 @@ def test_prediction_cache_is_bounded_and_not_pickled(data):
     assert len(explainer._cache) == 0
 
 
+def test_rows_in_the_same_bins_share_one_search(data, monkeypatch):
+    # Two rows whose predicates are the same in the reference data's terms (the same bins and
+    # colour) read the same streams, so the second gets the first one's search, unchanged.
+    import skanchors.explainer as explainer_module
+
+    searches = []
+    search = explainer_module._search_one
+
+    def counting(*args, **kwargs):
+        searches.append(args[2])
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(explainer_module, "_search_one", counting)
+    first, second = row(0.9, "red", x1=0.6, x3=0.1), row(0.95, "red", x1=0.65, x3=0.3)
+    other = row(0.6, "red", x1=0.6, x3=0.1)  # x0 in another bin
+    explainer = AnchorExplainer(PlantedModel(), random_state=1).fit(data)
+    keys = [explainer.sampler_.instance(r).search_key() for r in (first, second, other)]
+    assert keys[0] == keys[1] != keys[2]
+    anchors = explainer.explain(pd.concat([first, second, other]))
+    assert len(searches) == 2
+    a, b = anchors[0], anchors[1]
+    assert _content(a) == _content(b) and a.is_anchor
+    assert b.n_model_calls == 0 and b.n_rows_predicted == 0 and a.n_rows_predicted > 0
+    assert b.instance.equals(second) and a.instance.equals(first)
+    b.examples_hold.iloc[0, 0] = -1.0  # each anchor has its own examples
+    assert a.examples_hold.iloc[0, 0] != -1.0
+    # The same anchors as searching every row (no cache of searches with cache_size=0).
+    alone = AnchorExplainer(PlantedModel(), random_state=1, cache_size=0).fit(data)
+    assert [_content(x) for x in alone.explain(pd.concat([first, second]))] == [
+        _content(a),
+        _content(anchors[1]),
+    ]
+    assert len(searches) == 4
+    # Parameters the search depends on are part of what it is kept under.
+    explainer.set_params(threshold=0.9)
+    looser = explainer.explain(second)[0]
+    assert len(searches) == 5
+    fresh = AnchorExplainer(PlantedModel(), random_state=1, threshold=0.9).fit(data)
+    assert _content(looser) == _content(fresh.explain(second)[0])
+    # Explaining another class of the same row is another search.
+    explainer.explain(second, y=[0])
+    assert len(searches) == 7
+
+
+def test_searches_that_depend_on_the_row_are_not_shared(data, monkeypatch):
+    import skanchors.explainer as explainer_module
+    from skanchors import KLLUCB
+
+    searches = []
+    search = explainer_module._search_one
+
+    def counting(*args, **kwargs):
+        searches.append(1)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(explainer_module, "_search_one", counting)
+    twins = pd.concat([row(0.9, "red", x1=0.6), row(0.95, "red", x1=0.65)])
+
+    class MyBandit(KLLUCB):  # a bandit of the user's own may keep state between searches
+        pass
+
+    explainer = AnchorExplainer(PlantedModel(), bandit=MyBandit(), random_state=1).fit(data)
+    explainer.explain(twins)
+    assert len(searches) == 2
+    explainer.set_params(bandit=KLLUCB(challengers=1))  # the library's own: shared
+    explainer.explain(twins)
+    assert len(searches) == 3
+    # A value the reference data never had: the row's streams are its own.
+    unseen = data.assign(x3=data["x3"].round(1))
+    explainer = AnchorExplainer(
+        PlantedModel(), categorical_features=["colour", "x3"], random_state=1
+    ).fit(unseen)
+    odd = pd.concat([row(0.9, "red", x3=99.0), row(0.9, "red", x3=99.0)])
+    assert explainer.sampler_.instance(odd.iloc[[0]]).search_key() is None
+    searches.clear()
+    explainer.explain(odd)
+    assert len(searches) == 2
+
+
 class SlowPlantedModel(PlantedModel):
     """The planted model with a fixed cost of 5 ms per call (like a random forest's)."""
 

@@ -592,6 +592,15 @@ class TabularInstance:
         self.draws_reference_rows = parent.perturbation == "reference"
         self.exact_reuse = self.draws_reference_rows
 
+    def search_key(self):
+        """What a search of this row depends on, hashable: its predicates, printed and in the
+        reference data's terms; None when its streams are its own (see ``stream_namespace``),
+        so that its search depends on the row itself."""
+        if self._fallback:
+            return None
+        printed = tuple((p.feature, p.op, repr(p.value), p.position) for p in self.predicates)
+        return (self.stream_namespace, tuple(self._gids), printed)
+
     # -- the search protocol
     def _pool(self, feature, preds):
         key = (feature, preds)
