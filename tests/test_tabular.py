@@ -598,26 +598,32 @@ def test_prediction_cache_is_bounded_and_not_pickled(data):
     assert len(explainer._cache) == 0
 
 
-def test_rows_in_the_same_bins_share_one_search(data, monkeypatch):
-    # Two rows whose predicates are the same in the reference data's terms (the same bins and
-    # colour) read the same streams, so the second gets the first one's search, unchanged.
+@pytest.fixture
+def searches(monkeypatch):
+    """The rows whose anchor was searched for (not taken from an earlier search), in order."""
     import skanchors.explainer as explainer_module
 
-    searches = []
+    searched = []
     search = explainer_module._search_one
 
-    def counting(*args, **kwargs):
-        searches.append(args[2])
-        return search(*args, **kwargs)
+    def counting(instance, task, row, *args, **kwargs):
+        searched.append(row)
+        return search(instance, task, row, *args, **kwargs)
 
     monkeypatch.setattr(explainer_module, "_search_one", counting)
+    return searched
+
+
+def test_rows_in_the_same_bins_share_one_search(data, searches):
+    # Two rows whose predicates are the same in the reference data's terms (the same bins and
+    # colour) read the same streams, so the second gets the first one's search, unchanged.
     first, second = row(0.9, "red", x1=0.6, x3=0.1), row(0.95, "red", x1=0.65, x3=0.3)
     other = row(0.6, "red", x1=0.6, x3=0.1)  # x0 in another bin
     explainer = AnchorExplainer(PlantedModel(), random_state=1).fit(data)
     keys = [explainer.sampler_.instance(r).search_key() for r in (first, second, other)]
     assert keys[0] == keys[1] != keys[2]
     anchors = explainer.explain(pd.concat([first, second, other]))
-    assert len(searches) == 2
+    assert len(searches) == 2 and searches[1]["x0"].iloc[0] == 0.6  # first and other
     a, b = anchors[0], anchors[1]
     assert _content(a) == _content(b) and a.is_anchor
     assert b.n_model_calls == 0 and b.n_rows_predicted == 0 and a.n_rows_predicted > 0
@@ -642,18 +648,9 @@ def test_rows_in_the_same_bins_share_one_search(data, monkeypatch):
     assert len(searches) == 7
 
 
-def test_searches_that_depend_on_the_row_are_not_shared(data, monkeypatch):
-    import skanchors.explainer as explainer_module
+def test_searches_that_depend_on_the_row_are_not_shared(data, searches):
     from skanchors import KLLUCB
 
-    searches = []
-    search = explainer_module._search_one
-
-    def counting(*args, **kwargs):
-        searches.append(1)
-        return search(*args, **kwargs)
-
-    monkeypatch.setattr(explainer_module, "_search_one", counting)
     twins = pd.concat([row(0.9, "red", x1=0.6), row(0.95, "red", x1=0.65)])
 
     class MyBandit(KLLUCB):  # a bandit of the user's own may keep state between searches
