@@ -133,11 +133,11 @@ def explainer_params(data, beam_size, seed=SEED):
     )
 
 
-def seed_pass(module, est, data, rows_idx, beam_size, seed):
+def seed_pass(module, model, data, rows_idx, beam_size, seed):
     """(rows and model calls per explanation, valid anchors) of one fit with ``seed``."""
-    explainer = module.AnchorExplainer(
-        est.predict_proba, **explainer_params(data, beam_size, seed)
-    ).fit(data["X_train"])
+    explainer = module.AnchorExplainer(model, **explainer_params(data, beam_size, seed)).fit(
+        data["X_train"]
+    )
     X = data["X_test"]
     rows = calls = valid = 0
     for i in rows_idx:
@@ -149,9 +149,9 @@ def seed_pass(module, est, data, rows_idx, beam_size, seed):
     return rows / n, calls / n, valid
 
 
-def one_pass(module, est, data, rows_idx, beam_size):
+def one_pass(module, model, data, rows_idx, beam_size):
     """(cold CPU s, warm CPU s, rows and model calls per explanation, anchors) of one fit."""
-    explainer = module.AnchorExplainer(est.predict_proba, **explainer_params(data, beam_size)).fit(
+    explainer = module.AnchorExplainer(model, **explainer_params(data, beam_size)).fit(
         data["X_train"]
     )
     X = data["X_test"]
@@ -182,6 +182,9 @@ def run(args):
             data_name, model_name = cell.split("/")
             data = prepare(data_name)
             est = model_for(model_name).fit(data["X_train"], data["y_train"])
+            # the model as a function, or the estimator (whose forest or boosting stages
+            # skanchors then evaluates itself)
+            model = est if args.given == "estimator" else est.predict_proba
             rng = np.random.default_rng(SEED)
             rows_idx = np.sort(rng.choice(len(data["X_test"]), size=args.n_rows, replace=False))
             cold = [[], []]
@@ -192,7 +195,7 @@ def run(args):
             for rep in range(args.reps):
                 order = (0, 1) if rep % 2 == 0 else (1, 0)
                 for k in order:
-                    c, w, r, n, a = one_pass(modules[k], est, data, rows_idx, args.beam_size)
+                    c, w, r, n, a = one_pass(modules[k], model, data, rows_idx, args.beam_size)
                     cold[k].append(c)
                     warm[k].append(w)
                     rows[k], calls[k], anchors[k] = r, n, a
@@ -214,7 +217,7 @@ def run(args):
                 # and calls differ by the seed's luck too, so compare them over many seeds.
                 res["seeds"] = [
                     [
-                        seed_pass(m, est, data, rows_idx, args.beam_size, s)
+                        seed_pass(m, model, data, rows_idx, args.beam_size, s)
                         for s in range(args.seeds)
                     ]
                     for m in modules
@@ -244,7 +247,13 @@ def report(labels, results, args, started):
         f"one per `explain` call, beam {args.beam_size}; minimum CPU seconds over "
         f"{args.reps} repetitions (the two versions alternate which runs first). *Cold*: a "
         "fresh `fit`, then the rows; *warm*: the same rows again, every prediction from the "
-        "cache (skanchors' own work only). *Ratio* = new / base (below 1: faster).",
+        "cache (skanchors' own work only). *Ratio* = new / base (below 1: faster). The "
+        + (
+            "explainers are given the fitted estimator (a forest's trees or boosting's stages "
+            "evaluated by skanchors)."
+            if args.given == "estimator"
+            else "explainers are given the model's `predict_proba`."
+        ),
         "",
         "| cell | cold base s | cold new s | ratio | warm base s | warm new s | ratio "
         "| rows/expl base | rows/expl new | calls/expl base | calls/expl new | same anchors |",
@@ -296,6 +305,13 @@ def comparison_parser(description, cells):
 def main(argv=None):
     parser = comparison_parser(__doc__.splitlines()[0], "adult/gb,titanic/gb,wide/gb")
     parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument(
+        "--given",
+        choices=("predict_proba", "estimator"),
+        default="predict_proba",
+        help="what the explainers are given: the model's predict_proba (default) or the fitted "
+        "estimator, as tabular.py does (forests and boosting then take skanchors' own path)",
+    )
     parser.add_argument(
         "--seeds",
         type=int,
