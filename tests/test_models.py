@@ -100,6 +100,82 @@ def test_large_batches_are_traversed_in_leaf_order_to_the_same_bits(monkeypatch)
     assert len(orders) == 2  # small batches are traversed as they come
 
 
+class _CountingTree:
+    """A tree's ``tree_`` that counts the rows it predicts (the forest's own path too)."""
+
+    def __init__(self, tree, seen):
+        self.tree, self.seen = tree, seen
+
+    def predict(self, X):
+        self.seen.append(len(X))
+        return self.tree.predict(X)
+
+    def __getattr__(self, name):
+        return getattr(self.tree, name)
+
+
+def _count_rows_per_tree(forest):
+    seen = [[] for _ in forest.estimators_]
+    for est, rows in zip(forest.estimators_, seen):
+        est.tree_ = _CountingTree(est.tree_, rows)
+    return seen
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_forest_stops_traversing_rows_whose_class_is_decided(n_classes):
+    # Classes far apart: every tree votes for the same class. After half the trees (20) a
+    # row leads by 20 votes, which the 20 trees left could still tie; at the next checkpoint
+    # (24 trees) it leads by 24 against 16, and the last 16 trees are not traversed.
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(n_classes), 100)
+    X = rng.normal(size=(len(y), 4)) + 10.0 * y[:, None]
+    forest = RandomForestClassifier(n_estimators=40, random_state=0).fit(X, y)
+    model = ProbabilityModel(forest)
+    X_new = rng.normal(size=(90, 4)) + 10.0 * (np.arange(90) % n_classes)[:, None]
+    model.predict_proba(X_new[:5])  # the first call checks the fast path against the forest
+    seen = _count_rows_per_tree(forest)
+    labels = model.predict_index(X_new)
+    assert [sum(rows) for rows in seen] == [90] * 24 + [0] * 16
+    assert np.array_equal(labels, forest.predict_proba(X_new).argmax(axis=1))
+    assert np.array_equal(labels, np.arange(90) % n_classes)
+    # the probabilities themselves still come from every tree
+    assert np.array_equal(model.predict_proba(X_new), forest.predict_proba(X_new))
+
+
+def test_a_class_is_decided_only_when_the_trees_left_cannot_change_it():
+    # The second half of the trees are the first half's mirror images (same splits, the
+    # classes swapped): every row ends in an exact tie, which argmax gives to class 0. After
+    # the first half, rows that all those trees put in class 1 lead by exactly the number
+    # of trees still to come; deciding them then (one tree too soon) would say class 1.
+    X, y = _data(n=600)
+    first = RandomForestClassifier(n_estimators=25, random_state=0).fit(X, y)
+    mirror = RandomForestClassifier(n_estimators=25, random_state=0).fit(X, 1 - y)
+    forest = RandomForestClassifier(n_estimators=50, random_state=0).fit(X, y)
+    forest.estimators_ = first.estimators_ + mirror.estimators_
+    model = ProbabilityModel(forest)
+    X_new = np.random.default_rng(3).normal(size=(300, 5))
+    model.predict_proba(X_new[:5])
+    assert np.all(forest.predict_proba(X_new) == 0.5)
+    assert (first.predict_proba(X_new)[:, 1] == 1.0).sum() > 10  # unanimous for class 1
+    for batch in (X_new, X_new[:40]):  # leaf-ordered and as they come
+        assert np.array_equal(model.predict_index(batch), np.zeros(len(batch), dtype=int))
+
+
+@pytest.mark.parametrize("name", list(FORESTS))
+def test_the_predicted_classes_of_a_forest_are_its_argmax(name):
+    for n_classes in (2, 3):
+        X, y = _data(n_classes=n_classes)
+        forest = FORESTS[name]().fit(X[:300], y[:300])
+        model = ProbabilityModel(forest)
+        X_new = np.random.default_rng(1).normal(size=(600, 5))
+        before = model.predict_index(X_new[:10])  # not verified yet: the probabilities' argmax
+        assert np.array_equal(before, forest.predict_proba(X_new[:10]).argmax(axis=1))
+        for batch in (X_new, X_new[:1], X_new[3:40]):
+            expected = forest.predict_proba(batch).argmax(axis=1)
+            assert np.array_equal(model.predict_index(batch), expected)
+        assert model._fn.verified is True and model._fn.engaged
+
+
 def test_a_forest_fitted_on_a_dataframe_takes_the_fast_path_only_with_its_own_columns():
     X, y = _data()
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
@@ -529,3 +605,11 @@ def test_a_forest_on_sparse_features_is_called_as_it_is_and_shares_no_calls():
     assert isinstance(model._fn, _PipelineProba)
     assert np.array_equal(model.predict_proba(texts[:7]), pipe.predict_proba(texts[:7]))
     assert not model.favours_large_batches  # sparse input: the forest's own predict_proba
+    # its classes too, from one pass through the vectoriser per call
+    vectoriser = pipe[0]
+    transform, calls = vectoriser.transform, []
+    vectoriser.transform = lambda X: calls.append(len(X)) or transform(X)
+    expected = pipe.predict_proba(texts[:7]).argmax(axis=1)
+    calls.clear()
+    assert np.array_equal(model.predict_index(texts[:7]), expected)
+    assert calls == [7]
