@@ -572,6 +572,9 @@ class ProbabilityModel:
         if classes is None:
             classes = getattr(estimator, "classes_", None)
         self.classes_ = None if classes is None else np.asarray(classes)
+        # whether _fn is an adapter of this module, whose ``labels`` give the classes alone
+        # (a user's callable may have an attribute of that name meaning something else)
+        self._adapted = isinstance(self._fn, (_CheckedProba, _PipelineProba))
 
     def predict_proba(self, X):
         proba = np.asarray(self._fn(X), dtype=float)
@@ -596,7 +599,7 @@ class ProbabilityModel:
 
     def predict_index(self, X):
         """Index (into ``classes_``) of the most probable class of each input."""
-        labels = getattr(self._fn, "labels", None)  # a scikit-learn model's faster path
+        labels = getattr(self._fn, "labels", None) if self._adapted else None
         if labels is not None and self.classes_ is not None:
             return labels(X)
         return self.predict_proba(X).argmax(axis=1)

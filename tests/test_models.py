@@ -507,6 +507,20 @@ def test_hist_gradient_boosting_regression_is_predicted_to_the_last_bit(loss):
     assert fast.model_._fn.engaged
 
 
+def test_a_callable_with_an_attribute_named_labels_is_only_called():
+    class Model:
+        labels = ["no", "yes"]  # what the user's model calls its classes
+
+        def __call__(self, X):
+            p = 1.0 / (1.0 + np.exp(-np.asarray(X)[:, 0]))
+            return np.column_stack([1.0 - p, p])
+
+    X = np.array([[-2.0], [3.0]])
+    for model in (ProbabilityModel(Model()), ProbabilityModel(Model(), classes=["no", "yes"])):
+        assert model.predict_proba(X).shape == (2, 2)
+        assert model.predict_index(X).tolist() == [0, 1]
+
+
 def test_a_callable_is_never_replaced():
     X, y = _data()
     forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
