@@ -103,3 +103,77 @@ def test_text_rounds_are_always_ranked_by_the_bandit(monkeypatch):
     explainer = AnchorExplainer(WordModel("free", "win"), sampler=UnkSampler(), random_state=0)
     anchor = explainer.fit(DOCS).explain([SPAM])[0]
     assert anchor.words == ["win", "free"] and anchor.is_anchor
+
+
+def _round_without_samples(seed=0):
+    """A store with samples of the empty rule only, and the arms of a round whose parent
+    was never drawn for: (parent, children, arms, store). Row (0.9, red): every child of a
+    predicate on x1 keeps the planted prediction well below 0.95."""
+    from test_tabular import row
+
+    from skanchors._search import SampleStore, StratifiedArms
+
+    explainer = AnchorExplainer(PlantedModel(), random_state=0).fit(planted_data())
+    instance = explainer.sampler_.instance(row(0.9, "red"))
+    model = explainer.model_
+    feat = np.asarray(instance.predicate_features)
+    names = [str(p) for p in instance.predicates]
+    parent = (next(q for q, n in enumerate(names) if n.startswith("x1")),)
+    children = [
+        tuple(sorted(parent + (q,)))
+        for q in range(instance.n_predicates)
+        if feat[q] != feat[parent[0]]
+    ]
+    store = SampleStore(instance, model.predict_index, 1, np.random.default_rng(seed))
+    store.draw([((), 100)])
+    arms = StratifiedArms(store, children, [parent] * len(children))
+    return parent, children, arms, store
+
+
+def _record_draws(store):
+    requests = []
+    draw = store.draw
+
+    def recording(reqs):
+        requests.append(list(reqs))
+        return draw(reqs)
+
+    store.draw = recording
+    return requests
+
+
+def test_round_without_samples_is_first_settled_by_its_parents_samples():
+    # A sample drawn for the parent serves the stratum of each child its base row already
+    # satisfies: one batch for the parent instead of one per child, and the round is still
+    # proven to hold no anchor.
+    parent, children, arms, store = _round_without_samples()
+    assert (arms.n_samples == 0).all() and len(children) >= 3
+    requests = _record_draws(store)
+    assert _below_threshold(arms, 0.95, BETA, 100, [0.1] * len(children))
+    assert requests[0] == [(parent, 100)]
+    assert (arm_bounds(arms, np.arange(len(children)), BETA)[1] < 0.95).all()
+    drawn = sum(n for reqs in requests for _, n in reqs)
+    # the same round the old way: every child drawn for itself
+    _, _, plain, plain_store = _round_without_samples()
+    plain_requests = _record_draws(plain_store)
+    plain.parent_can_settle = lambda *args: np.zeros(len(children), dtype=bool)
+    assert _below_threshold(plain, 0.95, BETA, 100)
+    assert plain_requests[0] == [(c, 100) for c in children]
+    assert drawn < sum(n for reqs in plain_requests for _, n in reqs)
+
+
+def test_parent_draws_are_skipped_for_children_they_cannot_settle():
+    # With stratum 2 empty, a child's upper bound is at least 1 - pi: a child whose group
+    # few reference rows satisfy needs samples of its own, and gets them in the same draw.
+    _, children, arms, _ = _round_without_samples()
+    n = len(children)
+    assert arms.parent_can_settle(0.95, BETA, 100, [0.0] * n).all()
+    # a parent already near the threshold cannot push its children below it
+    assert not arms.parent_can_settle(0.95, BETA, 100, [0.95] * n).any()
+    arms.pi[0] = 0.04  # below 1 - threshold: never settled by stratum 1 alone
+    settle = arms.parent_can_settle(0.95, BETA, 100, [0.0] * n)
+    assert not settle[0] and settle[1:].all()
+    store = arms.store
+    requests = _record_draws(store)
+    _below_threshold(arms, 0.95, BETA, 100, [0.0] * n)
+    assert (children[0], 100) in requests[0] and len(requests[0]) == 2
