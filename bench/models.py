@@ -21,8 +21,12 @@ the README, the same regressor predicting ``Fare`` from the other columns, and, 
 columns without NaN (``Pclass, SibSp, Parch, Fare`` predicting survival, ``Pclass, SibSp,
 Parch, Sex == male`` predicting ``Fare``) ``GradientBoostingClassifier``, ``RandomForestRegressor``
 (100 trees) and ``GradientBoostingRegressor``; on raw Adult (first 8,000 rows to fit, the next
-10 explained, beam 1) the HistGradientBoosting classifier. Writes ``bench/results_models.md``
-and ``.json``.
+10 explained, beam 1) the HistGradientBoosting classifier. Pipelines whose ``ColumnTransformer``
+skanchors computes from per-column tables (``skanchors._columnwise``): on raw Titanic the user
+guide's (one-hot encoded ``Sex``, ``Embarked``, imputed ``Age``, the rest passed through, then
+``GradientBoostingClassifier``), on raw Adult (the same rows as above, beam 1) the categories
+one-hot encoded and the numbers passed through to ``HistGradientBoostingClassifier``, or scaled
+for a ``LogisticRegression``. Writes ``bench/results_models.md`` and ``.json``.
 """
 
 from __future__ import annotations
@@ -84,6 +88,41 @@ def cases():
     beam_1 = {"beam_size": 1}
     yield "HistGradientBoostingClassifier, raw Adult", hgb_a, Xa[fit_a], Xa[rows_a], beam_1
 
+    # Pipelines on raw data whose ColumnTransformer is computed from per-column tables
+    # (skanchors._columnwise): the user guide's Titanic pipeline, and Adult's categories
+    # one-hot encoded in front of histogram boosting and of a logistic regression.
+    from sklearn.compose import make_column_transformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    def one_hot():
+        return OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+
+    titanic_head = make_column_transformer(
+        (one_hot(), ["Sex", "Embarked"]), (SimpleImputer(), ["Age"]), remainder="passthrough"
+    )
+    pipe = make_pipeline(titanic_head, GradientBoostingClassifier(random_state=SEED))
+    pipe.fit(X[fit], y[fit])
+    name = "Pipeline(one-hot + imputer + passthrough, GradientBoostingClassifier), raw Titanic"
+    yield name, pipe, X[fit], X[rows], {}
+
+    categories = Xa.select_dtypes(exclude="number").columns.tolist()
+    numbers = Xa.select_dtypes(include="number").columns.tolist()
+    hist = HistGradientBoostingClassifier(random_state=SEED)
+    pipe = make_pipeline(
+        make_column_transformer((one_hot(), categories), remainder="passthrough"), hist
+    ).fit(Xa[fit_a], ya[fit_a])
+    name = "Pipeline(one-hot + passthrough, HistGradientBoostingClassifier), raw Adult"
+    yield name, pipe, Xa[fit_a], Xa[rows_a], beam_1
+    logistic = LogisticRegression(max_iter=1000)
+    pipe = make_pipeline(
+        make_column_transformer((one_hot(), categories), (StandardScaler(), numbers)), logistic
+    ).fit(Xa[fit_a], ya[fit_a])
+    name = "Pipeline(one-hot + scaler, LogisticRegression), raw Adult"
+    yield name, pipe, Xa[fit_a], Xa[rows_a], beam_1
+
 
 def take(rows, i):
     return rows.iloc[[i]] if hasattr(rows, "iloc") else rows[i : i + 1]
@@ -128,10 +167,15 @@ def run_case(name, model, reference, rows, options):
     sampler = explainers["model"].sampler_
     instance = sampler.instance(sampler.split(take(rows, 0))[0])
     batch = instance.decode(instance.sample((), 300, np.random.default_rng(SEED))[0])
+    path, engaged = type(adapter).__name__, getattr(adapter, "engaged", False)
+    if hasattr(adapter, "head"):  # a Pipeline: its head and its last step's adapter
+        head, final = adapter.head, adapter.final
+        path += f"({type(head).__name__}, {type(final).__name__})"
+        engaged = getattr(head, "engaged", True) and getattr(final, "engaged", True)
     return {
         "model": name,
-        "path": type(adapter).__name__,
-        "engaged": bool(getattr(adapter, "engaged", False)),
+        "path": path,
+        "engaged": bool(engaged),
         "rows": n,
         "median_model": float(np.median(best["model"])),
         "median_method": float(np.median(best["method"])),

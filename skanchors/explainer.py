@@ -287,6 +287,10 @@ class AnchorExplainer(BaseExplainer):
             counts = np.bincount(pred)
             weights = 1.0 / counts[pred]
         self.sampler_ = sampler.fit(X, sample_weight=weights)
+        if hasattr(self.sampler_, "to_model_input"):
+            # Perturbations are made of the reference data's values: a model that can learn
+            # its outputs on them in advance (a Pipeline's ColumnTransformer) does so now.
+            self.model_.prepare(self.sampler_.to_model_input(X))
         if regression:
             if self.tolerance_unit == "absolute":
                 self.tolerance_ = float(self.tolerance)
