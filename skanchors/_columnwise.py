@@ -33,6 +33,9 @@ __all__ = ["ColumnwiseHead"]
 _CHECKED_CALLS = 2
 # Stands for a missing value in the tables' keys (NaN is not equal to itself).
 _MISSING = object()
+# Tables holding more values than this (inputs that never repeat a value, say) are given up:
+# every later call goes to the transformer.
+_MAX_VALUES = 2_000_000
 
 
 def _classes():
@@ -189,6 +192,7 @@ class ColumnwiseHead:
         # per input column: {value: row of the table}, and the table (rows x its outputs)
         self._index = {j: {} for j, _ in layout}
         self._tables = {j: None for j, _ in layout}
+        self._n_values = 0
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -287,6 +291,9 @@ class ColumnwiseHead:
 
     def _learn(self, X, new):
         """Transform the new values of each column, all in one call of the transformer."""
+        self._n_values += sum(len(keys) for _, keys in new.values())
+        if self._n_values > _MAX_VALUES:
+            raise OverflowError("more distinct values than the tables keep")
         m = max(len(keys) for _, keys in new.values())
         frame = {}
         for j, name in enumerate(self.columns):

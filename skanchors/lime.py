@@ -471,6 +471,8 @@ class LimeExplainer(BaseExplainer):
         _check_not_a_string(X)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
+        if hasattr(self.sampler_, "to_model_input"):  # (see AnchorExplainer.fit)
+            self.model_.prepare(self.sampler_.to_model_input(X))
         self._learn_classes(X)
         for name in ("n_features_in_", "feature_names_in_"):
             value = getattr(self.sampler_, name, None)

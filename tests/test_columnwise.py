@@ -208,3 +208,23 @@ def test_a_regression_pipeline_learns_its_tables_too():
         assert np.array_equal(model.predict(batch), pipe.predict(batch))
     # (two checked calls, then the tables; the pipeline's own predict adds one call each)
     assert len(calls) == 1 + 2 + 3 and model._fn.head.engaged
+
+
+def test_tables_give_up_on_inputs_that_never_repeat_a_value(monkeypatch):
+    import skanchors._columnwise as columnwise
+
+    monkeypatch.setattr(columnwise, "_MAX_VALUES", 1000)
+    X, y = _titanic()
+    pipe = make_pipeline(
+        _heads()["one-hot + imputer + passthrough"], LogisticRegression(max_iter=1000)
+    ).fit(X[:600], y[:600])
+    model = ProbabilityModel(pipe)
+    model.prepare(X[:600])
+    head = model._fn.head
+    assert not head.disabled
+    rng = np.random.default_rng(2)
+    for _ in range(4):  # 300 fares never seen before each time
+        batch = X[:300].copy()
+        batch["Fare"] = rng.uniform(0, 500, 300)
+        assert np.array_equal(model.predict_proba(batch), pipe.predict_proba(batch))
+    assert head.disabled and not head.engaged
