@@ -5,9 +5,11 @@ the few hundred rows of one model call hold few distinct values per column, most
 in earlier calls. A ``ColumnTransformer`` built only from transformers that map every input
 column on its own (one-hot and ordinal encoding, scaling, imputation, passthrough) turns a row
 into the concatenation of what it makes of each value. :class:`ColumnwiseHead` keeps, per input
-column, the output of every value it has seen, and assembles a batch from those tables: a
-value met for the first time is transformed once, together with the other new values of that
-call. scikit-learn's transformer pays a fixed cost per call (column selection, one
+column, the output of every value it has seen, and assembles a batch from those tables (as a
+CSR matrix built from the dense rows, as the transformer builds its own, where its output is
+sparse): a value met for the first time is transformed once, together with the other new values
+of that call; ``learn`` (at the explainer's ``fit``) transforms every value of the reference
+data in one call. scikit-learn's transformer pays a fixed cost per call (column selection, one
 ``transform`` per transformer, pandas conversions): on raw Adult, 7 ms for one row with a
 one-hot encoder over the 8 categorical columns, which is most of what such a pipeline costs in
 an anchor search.
@@ -115,7 +117,7 @@ def _layout(transformer):
     kinds = _classes()
     if kinds is None or type(transformer) is not kinds[0]:
         return None
-    if getattr(transformer, "sparse_output_", True):
+    if not hasattr(transformer, "sparse_output_"):
         return None
     names = getattr(transformer, "feature_names_in_", None)
     inputs = getattr(transformer, "_transformer_to_input_indices", None)
@@ -171,6 +173,29 @@ def _codes_keys(column):
     return codes, keys
 
 
+def _sparse(matrix):
+    scipy_sparse = sys.modules.get("scipy.sparse")
+    return scipy_sparse is not None and scipy_sparse.issparse(matrix)
+
+
+def _same(reference, out):
+    """Whether two outputs are identical: type, dtype, shape and values (for CSR matrices,
+    also their layout, so that what comes next computes the same to the last bit)."""
+    if type(reference) is not type(out) or reference.dtype != out.dtype:
+        return False
+    if reference.shape != out.shape:
+        return False
+    nan = out.dtype.kind in "fc"
+    if _sparse(out):
+        return (
+            reference.format == out.format == "csr"
+            and np.array_equal(reference.indptr, out.indptr)
+            and np.array_equal(reference.indices, out.indices)
+            and np.array_equal(reference.data, out.data, equal_nan=nan)
+        )
+    return isinstance(out, np.ndarray) and np.array_equal(reference, out, equal_nan=nan)
+
+
 class ColumnwiseHead:
     """``transformer.transform`` for DataFrames, assembled from per-column tables.
 
@@ -186,6 +211,8 @@ class ColumnwiseHead:
         self.columns = list(transformer.feature_names_in_)
         self.n_outputs = max(int(cols.max()) + 1 for _, cols in layout)
         self.dtype = None  # the transformer's output dtype, learned on the first call
+        self.sparse = bool(transformer.sparse_output_)  # a CSR matrix, else an array
+        self._sparse_type = None
         self.checks_left = _CHECKED_CALLS
         self.engaged = False  # whether the last call was assembled from the tables
         self.disabled = False
@@ -239,13 +266,7 @@ class ColumnwiseHead:
             return own(X)
         if self.checks_left:
             reference = own(X)
-            same = (
-                isinstance(reference, np.ndarray)
-                and reference.dtype == out.dtype
-                and reference.shape == out.shape
-                and np.array_equal(reference, out, equal_nan=out.dtype.kind in "fc")
-            )
-            if same:
+            if _same(reference, out):
                 self.checks_left -= 1
             else:
                 self.disabled = True
@@ -287,7 +308,8 @@ class ColumnwiseHead:
             get = self._index[j].__getitem__
             rows = np.fromiter(map(get, keys), dtype=np.intp, count=len(keys))
             out[:, cols] = self._tables[j][rows[codes]]
-        return out
+        # (from a dense array, as the transformer makes its dense parts sparse: zeros dropped)
+        return self._sparse_type(out) if self.sparse else out
 
     def _learn(self, X, new):
         """Transform the new values of each column, all in one call of the transformer."""
@@ -305,6 +327,11 @@ class ColumnwiseHead:
                 at = np.zeros(m, dtype=np.intp)
             frame[name] = column.iloc[at].reset_index(drop=True)
         made = self.transformer.transform(pd.DataFrame(frame))
+        if self.sparse:
+            if not (_sparse(made) and made.format == "csr"):
+                raise TypeError("the transformer's output is not a CSR matrix")
+            self._sparse_type = type(made)
+            made = made.toarray()
         if not isinstance(made, np.ndarray) or made.dtype.kind not in "biuf":
             raise TypeError("the transformer's output is not a numeric array")
         if self.dtype is None:
