@@ -220,10 +220,12 @@ class ColumnwiseHead:
         self._index = {j: {} for j, _ in layout}
         self._tables = {j: None for j, _ in layout}
         self._n_values = 0
+        self._maps = {}  # (column, id of a CategoricalDtype) -> (the dtype, code -> table row)
 
     def __getstate__(self):
         state = dict(self.__dict__)
         del state["_lock"]  # (locks do not pickle: joblib's workers get a new one)
+        state["_maps"] = {}  # (keyed by object ids, which do not travel)
         return state
 
     def __setstate__(self, state):
@@ -292,7 +294,12 @@ class ColumnwiseHead:
     def _assemble(self, X, output=True):
         reads, new = [], {}
         for j, _ in self.layout:
-            codes, keys = _codes_keys(X[self.columns[j]])
+            column = X[self.columns[j]]
+            rows = self._category_rows(j, column)
+            if rows is not None:  # every category already in the table
+                reads.append(rows)
+                continue
+            codes, keys = _codes_keys(column)
             index = self._index[j]
             fresh = [u for u, k in enumerate(keys) if k not in index]
             if fresh:
@@ -304,12 +311,36 @@ class ColumnwiseHead:
         if not output:
             return None
         out = np.empty((len(X), self.n_outputs), dtype=self.dtype)
-        for (j, cols), (codes, keys) in zip(self.layout, reads):
-            get = self._index[j].__getitem__
-            rows = np.fromiter(map(get, keys), dtype=np.intp, count=len(keys))
-            out[:, cols] = self._tables[j][rows[codes]]
+        for (j, cols), read in zip(self.layout, reads):
+            if isinstance(read, tuple):
+                codes, keys = read
+                get = self._index[j].__getitem__
+                read = np.fromiter(map(get, keys), dtype=np.intp, count=len(keys))[codes]
+            out[:, cols] = self._tables[j][read]
         # (from a dense array, as the transformer makes its dense parts sparse: zeros dropped)
         return self._sparse_type(out) if self.sparse else out
+
+    def _category_rows(self, j, column):
+        """For a categorical column: each row's row of the table, read through the
+        category codes (a map from codes to table rows kept per dtype); None when the
+        column is not categorical or some category in it is not in the table yet."""
+        dtype = column.dtype
+        if not isinstance(dtype, pd.CategoricalDtype):
+            return None
+        key = (j, id(dtype))
+        kept = self._maps.get(key)
+        if kept is None or kept[0] is not dtype:
+            index = self._index[j]
+            rows = [index.get(_MISSING, -1)]  # code -1: missing
+            rows += [index.get(value, -1) for value in dtype.categories.tolist()]
+            if len(self._maps) > 256:
+                self._maps.clear()
+            kept = self._maps[key] = (dtype, np.array(rows, dtype=np.intp))
+        rows = kept[1][column.array.codes.astype(np.intp) + 1]
+        if rows.size and rows.min() < 0:
+            del self._maps[key]  # (rebuilt once the new categories are learned)
+            return None
+        return rows
 
     def _learn(self, X, new):
         """Transform the new values of each column, all in one call of the transformer."""
