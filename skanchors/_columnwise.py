@@ -197,15 +197,17 @@ def _same(reference, out):
 
 
 class ColumnwiseHead:
-    """``transformer.transform`` for DataFrames, assembled from per-column tables.
+    """``transformer.transform`` for DataFrames, assembled from per-column tables, then the
+    ``transform`` of each of the fitted steps ``then`` (a Pipeline's steps after it).
 
-    Build it with :meth:`make`, which returns None for transformers it cannot take.
-    ``transform`` returns exactly what ``transformer.transform`` returns; input it was not
-    built for (not a DataFrame with the fitted columns, no rows) goes to the transformer.
+    Build it with :meth:`make`, which returns None for heads it cannot take. ``transform``
+    returns exactly what the head's ``transform`` returns; input the tables were not built
+    for (not a DataFrame with the fitted columns, no rows) goes to the transformer.
     """
 
-    def __init__(self, transformer, layout):
+    def __init__(self, transformer, layout, then=()):
         self._lock = threading.Lock()  # searches in threads may call the model together
+        self.then = list(then)
         self.transformer = transformer
         self.layout = layout
         self.columns = list(transformer.feature_names_in_)
@@ -234,23 +236,30 @@ class ColumnwiseHead:
 
     @classmethod
     def make(cls, head):
-        """A ColumnwiseHead for a Pipeline ``head`` made of one ``ColumnTransformer`` (or that
-        transformer itself), or None."""
+        """A ColumnwiseHead for a Pipeline ``head`` whose first step is a ``ColumnTransformer``
+        of column-wise parts (or for that transformer itself), or None."""
         kinds = _classes()
         if kinds is None:
             return None
+        then = []
         if type(head) is kinds[1]:
             steps = [step for _, step in head.steps if step not in (None, "passthrough")]
-            if len(steps) != 1:
+            if not steps:
                 return None
-            head = steps[0]
+            head, then = steps[0], steps[1:]
         layout = _layout(head)
         names = list(getattr(head, "feature_names_in_", []))
         if layout is None or len(set(names)) != len(names):
             return None
-        return cls(head, layout)
+        return cls(head, layout, then)
 
     def transform(self, X):
+        out = self._transform(X)
+        for step in self.then:  # as Pipeline.transform runs them
+            out = step.transform(out)
+        return out
+
+    def _transform(self, X):
         own = self.transformer.transform
         if (
             self.disabled

@@ -578,12 +578,12 @@ class ProbabilityModel:
       categorical columns encoded here as its own ``ColumnTransformer`` would, and its trees
       added up by its own predictors: 2.4 ms instead of 8.0 for one raw Titanic row.
 
-    A ``Pipeline`` whose transforming steps are one ``ColumnTransformer`` of column-wise
-    parts (see :mod:`skanchors._columnwise`) gets that transformer's output assembled from
-    tables of each value's output, which :meth:`prepare` learns from the reference data,
-    then its last step's fast path above, or the last step's own method: 0.47 ms instead
-    of 6.2 for one raw Titanic row through the user guide's one-hot/imputer pipeline (its
-    first two calls are checked against the transformer).
+    A ``Pipeline`` whose first step is a ``ColumnTransformer`` of column-wise parts (see
+    :mod:`skanchors._columnwise`) gets that transformer's output assembled from tables of
+    each value's output, which :meth:`prepare` learns from the reference data, then its other
+    transforming steps, then its last step's fast path above or the last step's own method:
+    0.47 ms instead of 6.2 for one raw Titanic row through the user guide's one-hot/imputer
+    pipeline (its first two calls are checked against the transformer).
 
     These paths read scikit-learn internals. The first call checks the two against each
     other and keeps to ``predict_proba`` if they differ, or if the internals are not as

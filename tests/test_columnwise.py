@@ -239,3 +239,18 @@ def test_tables_give_up_on_inputs_that_never_repeat_a_value(monkeypatch):
         batch["Fare"] = rng.uniform(0, 500, 300)
         assert np.array_equal(model.predict_proba(batch), pipe.predict_proba(batch))
     assert head.disabled and not head.engaged
+
+
+def test_steps_after_the_transformer_run_on_its_assembled_output():
+    X, y = _titanic()
+    head = _heads()["sparse output"]
+    pipe = make_pipeline(head, StandardScaler(with_mean=False), LogisticRegression(max_iter=1000))
+    pipe.fit(X[:600], y[:600])
+    model = ProbabilityModel(pipe)
+    tables = model._fn.head
+    assert isinstance(tables, ColumnwiseHead) and len(tables.then) == 1
+    calls = _counting(head)
+    model.prepare(X[:600])
+    for batch in (X[:100], X[100:300], X[300:600]):
+        assert np.array_equal(model.predict_proba(batch), pipe.predict_proba(batch))
+    assert len(calls) == 1 + 2 + 3 and tables.engaged
