@@ -35,15 +35,19 @@ np_pin="numpy>=1.23,<2"
 # compat mode = a plain path entry: files and subpackages added later (the library is young) are
 # seen without reinstalling, unlike the default finder, which freezes the package layout.
 "${pip[@]}" install --no-deps --no-build-isolation -e "$repo" --config-settings editable_mode=compat
+# and its fast extra (numba: the compiled forest traversal), numpy still pinned
+"${pip[@]}" install "$np_pin" "numba>=0.59"
 
 "$venv/bin/python" - <<'EOF'
 import numpy, sklearn, pandas
+import numba
 import alibi
 from alibi.explainers import AnchorTabular  # noqa: F401
 import anchor
 from anchor import anchor_tabular  # noqa: F401
 assert int(numpy.__version__.split(".")[0]) < 2, numpy.__version__
-print("numpy", numpy.__version__, "sklearn", sklearn.__version__, "pandas", pandas.__version__)
+print("numpy", numpy.__version__, "sklearn", sklearn.__version__, "pandas", pandas.__version__,
+      "numba", numba.__version__)
 print("alibi", alibi.__version__, "anchor-exp OK")
 try:
     import skanchors

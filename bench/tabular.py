@@ -486,11 +486,12 @@ def fit_skanchors(explainer, data, model):
     return explainer
 
 
-def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, **options):
+def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compiled=True, **options):
     """skanchors given the fitted estimator, as its README shows (a forest's trees are then
     evaluated by skanchors itself, to the same probabilities), or with ``as_callable`` the
-    same ``predict_proba`` function as the peers."""
-    from skanchors import AnchorExplainer
+    same ``predict_proba`` function as the peers. With ``compiled=False`` a forest's trees are
+    traversed by scikit-learn's code even where numba (the ``fast`` extra) is installed."""
+    from skanchors import AnchorExplainer, _trees
 
     kwargs = {"beam_size": beam_size} if beam_size is not None else {}
     kwargs.update(options)
@@ -505,7 +506,13 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, **optio
         random_state=seed,
         **kwargs,
     )
-    fit_skanchors(explainer, data, model)
+    kernels = _trees._KERNELS
+    if not compiled:
+        _trees._KERNELS = False  # read once, by fit: this explainer keeps to it
+    try:
+        fit_skanchors(explainer, data, model)
+    finally:
+        _trees._KERNELS = kernels
     fit_time = time.perf_counter() - t0
 
     def explain(row):
@@ -627,6 +634,9 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
         "skanchors-reference": lambda d, m, b: make_skanchors(d, m, b, perturbation="reference"),
         # The model's predict_proba passed as a plain function, as the peers get it.
         "skanchors-callable": lambda d, m, b: make_skanchors(d, m, b, as_callable=True),
+        # A forest's trees traversed by scikit-learn's code, not the compiled traversal that
+        # the fast extra (numba) brings: skanchors as `pip install skanchors` installs it.
+        "skanchors-sklearn-trees": lambda d, m, b: make_skanchors(d, m, b, compiled=False),
     }
     X_test = data["X_test"]
     model.reset()
@@ -758,6 +768,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
 EXTRAS = (
     ("reference", "skanchors-reference", "perturbation=reference", {"perturbation": "reference"}),
     ("callable", "skanchors-callable", "model as a callable", {"as_callable": True}),
+    ("sklearn_trees", "skanchors-sklearn-trees", "without numba", {"compiled": False}),
 )
 
 
@@ -1016,7 +1027,16 @@ def fresh_table(results):
 
 def versions():
     out = {"python": platform.python_version()}
-    for dist in ("numpy", "scipy", "scikit-learn", "pandas", "alibi", "anchor-exp", "lime"):
+    for dist in (
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "pandas",
+        "numba",
+        "alibi",
+        "anchor-exp",
+        "lime",
+    ):
         try:
             out[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -1096,6 +1116,8 @@ def label(res):
         return f"skanchors (beam {b}, perturbation=reference)"
     if res["package"] == "skanchors-callable":
         return f"skanchors (beam {b}, model as a callable)"
+    if res["package"] == "skanchors-sklearn-trees":
+        return f"skanchors (beam {b}, without numba)"
     if res["package"] == "anchor-exp" and b is not None:
         return f"anchor-exp (beam {b}, search called directly)"
     return f"{res['package']} (beam {'default' if b is None else b})"
@@ -1194,6 +1216,7 @@ def target_table(results):
             ("skanchors (beam 1)", "wall_median_ratio"),
             ("skanchors (beam 1, perturbation=reference)", "wall_median_ratio_reference"),
             ("skanchors (beam 1, model as a callable)", "wall_median_ratio_callable"),
+            ("skanchors (beam 1, without numba)", "wall_median_ratio_sklearn_trees"),
         ):
             ours = done.get(name)
             if peer is None or ours is None or ratio_key not in h:
@@ -1514,6 +1537,7 @@ def configurations(only):
             ("skanchors-1challenger", 1),
             ("skanchors-reference", 1),
             ("skanchors-callable", 1),
+            ("skanchors-sklearn-trees", 1),
         ]
     return out
 

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from . import _trees
 from ._columnwise import ColumnwiseHead
 
 __all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
@@ -235,11 +236,47 @@ class _ForestProba(_CheckedProba):
         # Input that goes to the forest's predict_proba (sparse text features, say) does not.
         return self.engaged
 
+    _compact = None  # the trees in compact arrays for the compiled traversal (or False)
+
+    def prepare(self, X=None):
+        """Build the compact trees and compile their traversal (:mod:`skanchors._trees`),
+        if numba is installed; ``X`` is not needed."""
+        self._compiled()
+
+    def _compiled(self):
+        """``(kernels, compact trees)`` for the compiled traversal, or None."""
+        if self._compact is None:
+            self._compact = False
+            found = _trees.kernels()
+            if found is not None:
+                columns = 1 if self.method == "predict" else len(self.estimator.classes_)
+                trees = [tree.tree_ for tree in self.estimator.estimators_]
+                packed = _trees.compact(trees, columns, self.estimator.n_features_in_)
+                self._compact = False if packed is None else (found, packed)
+        return self._compact or None
+
+    def __getstate__(self):
+        # the compact trees are rebuilt where they are needed (a joblib worker, say)
+        state = self.__dict__.copy()
+        state.pop("_compact", None)
+        return state
+
     def _compute(self, X):
-        return self._traverse(X, decide=False)
+        compiled = self._compiled()
+        if compiled is None:
+            return self._traverse(X, decide=False)
+        (sums, _), trees = compiled
+        roots = trees[0]
+        proba = sums(X, *trees)
+        proba /= len(roots)  # the sum over the trees divided by their number, as the forest
+        return proba[:, 0] if self.method == "predict" else proba
 
     def _labels(self, X):
-        return self._traverse(X, decide=True)
+        compiled = self._compiled()
+        if compiled is None:
+            return self._traverse(X, decide=True)
+        (_, labels), trees = compiled
+        return labels(X, *trees, _DECIDE_MARGIN)
 
     def _traverse(self, X, decide):
         """The forest's probabilities, or with ``decide`` each row's most probable class.
@@ -498,6 +535,9 @@ class _PipelineProba:
         learn = getattr(self.head, "learn", None)
         if learn is not None:
             learn(X)
+        prepare = getattr(self.final, "prepare", None)
+        if prepare is not None:
+            prepare()
 
 
 def _fast_predict_proba(estimator, method="predict_proba"):
@@ -571,6 +611,8 @@ class ProbabilityModel:
       per call for 100 trees. Batches of 256 rows or more are traversed grouped by the leaves
       their rows reach in the first two trees (alike rows one after the other find the
       trees' nodes in cache), each row summed over the trees in the same order as before.
+      With numba installed (the ``fast`` extra), compiled code traverses a compact copy of
+      the trees instead (:mod:`skanchors._trees`), about twice as fast again.
     - ``GradientBoostingClassifier`` (``init`` left at the class prior or ``"zero"``, its
       prediction methods not overridden) runs scikit-learn's own loop over its stages without
       validating the input twice first, saving about 0.4 ms per call.
@@ -682,7 +724,7 @@ class RegressionModel:
 
     def prepare(self, X):
         """See :meth:`ProbabilityModel.prepare`."""
-        if isinstance(self._fn, _PipelineProba):
+        if isinstance(self._fn, (_PipelineProba, _ForestProba)):
             self._fn.prepare(X)
 
     def predict(self, X):

@@ -1,5 +1,6 @@
 """The model adapters: ``ProbabilityModel`` and its faster paths for scikit-learn forests and
-gradient boosting."""
+gradient boosting. Forest tests run with both tree traversals: scikit-learn's, and the
+compiled one of :mod:`skanchors._trees` (skipped without numba, the ``fast`` extra)."""
 
 import warnings
 
@@ -20,7 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
-from skanchors import AnchorExplainer, models
+from skanchors import AnchorExplainer, _trees, models
 from skanchors.datasets import load_titanic
 from skanchors.models import (
     ProbabilityModel,
@@ -51,6 +52,23 @@ def _data(n=400, n_classes=2, seed=0):
     return X, y
 
 
+@pytest.fixture(params=["sklearn", "compiled"])
+def traversal(request, monkeypatch):
+    """Which tree traversal a forest adapter uses: scikit-learn's trees one by one, or the
+    compiled one (numba)."""
+    if request.param == "compiled":
+        if _trees.kernels() is None:
+            pytest.skip("numba (the fast extra) is not installed")
+    else:
+        monkeypatch.setattr(_trees, "_KERNELS", False)
+    return request.param
+
+
+@pytest.fixture
+def sklearn_traversal(monkeypatch):
+    monkeypatch.setattr(_trees, "_KERNELS", False)
+
+
 FORESTS = {
     "rf": lambda: RandomForestClassifier(n_estimators=30, random_state=0),
     "rf-weighted": lambda: RandomForestClassifier(
@@ -62,11 +80,12 @@ FORESTS = {
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("name", list(FORESTS))
-def test_a_forest_is_predicted_by_its_trees_to_the_last_bit(name, n_classes):
+def test_a_forest_is_predicted_by_its_trees_to_the_last_bit(name, n_classes, traversal):
     X, y = _data(n_classes=n_classes)
     forest = FORESTS[name]().fit(X[:300], y[:300])
     model = ProbabilityModel(forest)
     assert isinstance(model._fn, _ForestProba)
+    assert (model._fn._compiled() is not None) == (traversal == "compiled")
     X_new = np.random.default_rng(1).normal(size=(257, 5))
     for batch in (X_new, X_new[:1], X_new[3:40]):
         assert np.array_equal(model.predict_proba(batch), forest.predict_proba(batch))
@@ -75,7 +94,7 @@ def test_a_forest_is_predicted_by_its_trees_to_the_last_bit(name, n_classes):
     assert list(model.classes_) == list(forest.classes_)
 
 
-def test_large_batches_are_traversed_in_leaf_order_to_the_same_bits(monkeypatch):
+def test_large_batches_are_traversed_in_leaf_order_to_the_same_bits(monkeypatch, sklearn_traversal):
     # Rows are traversed grouped by the leaves they reach in the first trees (faster: nodes
     # stay in cache) and put back in place; each row still sums its trees in forest order.
     X, y = _data(n_classes=3)
@@ -122,7 +141,7 @@ def _count_rows_per_tree(forest):
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_a_forest_stops_traversing_rows_whose_class_is_decided(n_classes):
+def test_a_forest_stops_traversing_rows_whose_class_is_decided(n_classes, sklearn_traversal):
     # Classes far apart: every tree votes for the same class. After half the trees (20) a
     # row leads by 20 votes, which the 20 trees left could still tie; at the next checkpoint
     # (24 trees) it leads by 24 against 16, and the last 16 trees are not traversed.
@@ -142,7 +161,7 @@ def test_a_forest_stops_traversing_rows_whose_class_is_decided(n_classes):
     assert np.array_equal(model.predict_proba(X_new), forest.predict_proba(X_new))
 
 
-def test_a_class_is_decided_only_when_the_trees_left_cannot_change_it():
+def test_a_class_is_decided_only_when_the_trees_left_cannot_change_it(traversal):
     # The second half of the trees are the first half's mirror images (same splits, the
     # classes swapped): every row ends in an exact tie, which argmax gives to class 0. After
     # the first half, rows that all those trees put in class 1 lead by exactly the number
@@ -162,7 +181,7 @@ def test_a_class_is_decided_only_when_the_trees_left_cannot_change_it():
 
 
 @pytest.mark.parametrize("name", list(FORESTS))
-def test_the_predicted_classes_of_a_forest_are_its_argmax(name):
+def test_the_predicted_classes_of_a_forest_are_its_argmax(name, traversal):
     for n_classes in (2, 3):
         X, y = _data(n_classes=n_classes)
         forest = FORESTS[name]().fit(X[:300], y[:300])
@@ -458,7 +477,7 @@ def test_gradient_boosting_regression_is_predicted_to_the_last_bit(loss):
 
 
 @pytest.mark.parametrize("kind", [RandomForestRegressor, ExtraTreesRegressor])
-def test_a_forest_regressor_is_predicted_by_its_trees_to_the_last_bit(kind):
+def test_a_forest_regressor_is_predicted_by_its_trees_to_the_last_bit(kind, traversal):
     X, _ = _data(n=600)
     target = X[:, 0] * X[:, 1] + np.sin(X[:, 2])
     forest = kind(n_estimators=30, random_state=0).fit(X[:400], target[:400])
@@ -527,12 +546,14 @@ def test_a_callable_is_never_replaced():
     assert ProbabilityModel(forest.predict_proba)._fn == forest.predict_proba
 
 
-def test_a_pipeline_ending_in_a_forest_transforms_then_takes_the_fast_path():
+def test_a_pipeline_ending_in_a_forest_transforms_then_takes_the_fast_path(traversal):
     X, y = _data()
     pipe = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=20, random_state=0))
     pipe.fit(X, y)
     model = ProbabilityModel(pipe)
     assert isinstance(model._fn, _PipelineProba)
+    model.prepare(X)  # builds (and compiles) the compact trees where numba is there
+    assert (model._fn.final._compact is not False) == (traversal == "compiled")
     assert np.array_equal(model.predict_proba(X[:50]), pipe.predict_proba(X[:50]))
     assert model._fn.final.verified is True
 
@@ -546,7 +567,7 @@ def test_a_pipeline_ending_in_a_forest_transforms_then_takes_the_fast_path():
     ],
     ids=["forest", "boosting"],
 )
-def test_explaining_a_model_gives_the_anchors_of_its_predict_proba(make, n_jobs):
+def test_explaining_a_model_gives_the_anchors_of_its_predict_proba(make, n_jobs, traversal):
     X, y = _data(n=600)
     model = make().fit(X[:400], y[:400])
     rows = X[400:406]

@@ -1,0 +1,108 @@
+"""The compiled traversal of :mod:`skanchors._trees` (imported only when numba is)."""
+
+import numba
+import numpy as np
+
+# Rows walked down a tree in lockstep (measured on the recorded Adult calls: 8 was fastest of
+# 4, 8, 16, 32 and 64).
+LANES = 8
+# From this many rows on, rows are taken in the order of their leaf in the first tree (20 Adult
+# explanations: 0.95 times the CPU time of taking them as they come; Titanic 0.99).
+SORT_FROM = 64
+
+
+@numba.njit(nogil=True, cache=True)
+def _walk(X, rows, n_rows, root, nodes, thresholds, values, bits, sums, where, reached):
+    # adds the tree's leaf values of rows[:n_rows] to sums, LANES rows at a time
+    n_columns = values.shape[1]
+    mask = (1 << bits) - 1
+    for first in range(0, n_rows, LANES):
+        width = min(LANES, n_rows - first)
+        for lane in range(width):
+            where[lane] = root
+        moving = width
+        while moving:
+            moving = 0
+            for lane in range(width):
+                node = where[lane]
+                word = nodes[node, 1]
+                feature = word & mask
+                if feature != mask:
+                    if X[rows[first + lane], feature] <= thresholds[node, 0]:
+                        where[lane] = node + 1
+                    else:
+                        where[lane] = node + (word >> bits)
+                    moving += 1
+        for lane in range(width):
+            row = rows[first + lane]
+            leaf = nodes[where[lane], 0]
+            reached[row] = leaf
+            for c in range(n_columns):
+                sums[row, c] += values[leaf, c]
+
+
+@numba.njit(nogil=True, cache=True)
+def forest_sums(X, roots, nodes, thresholds, values, bits):
+    """Each row's sum over the trees (in order) of its leaf values."""
+    n = X.shape[0]
+    sums = np.zeros((n, values.shape[1]))
+    rows = np.arange(n)
+    where = np.empty(LANES, np.int64)
+    reached = np.empty(n, np.int64)
+    for t in range(roots.shape[0]):
+        _walk(X, rows, n, roots[t], nodes, thresholds, values, bits, sums, where, reached)
+        if t == 0 and n >= SORT_FROM:
+            rows = np.argsort(reached, kind="mergesort")
+    return sums
+
+
+@numba.njit(nogil=True, cache=True)
+def forest_labels(X, roots, nodes, thresholds, values, bits, margin):
+    """Each row's class: the argmax of its summed leaf values divided by the number of
+    trees, leaving the traversal once the class is decided."""
+    n = X.shape[0]
+    n_trees = roots.shape[0]
+    n_classes = values.shape[1]
+    sums = np.zeros((n, n_classes))
+    rows = np.arange(n)
+    n_rows = n
+    labels = np.empty(n, np.int64)
+    where = np.empty(LANES, np.int64)
+    reached = np.empty(n, np.int64)
+    for t in range(n_trees):
+        if 2 * t >= n_trees:
+            kept = 0
+            for k in range(n_rows):
+                row = rows[k]
+                first = -np.inf
+                second = -np.inf
+                for c in range(n_classes):
+                    v = sums[row, c]
+                    if v > first:
+                        second = first
+                        first = v
+                    elif v > second:
+                        second = v
+                if first - second > n_trees - t + margin:
+                    best = 0
+                    for c in range(1, n_classes):
+                        if sums[row, c] > sums[row, best]:
+                            best = c
+                    labels[row] = best
+                else:
+                    rows[kept] = row
+                    kept += 1
+            n_rows = kept
+            if n_rows == 0:
+                break
+        _walk(X, rows, n_rows, roots[t], nodes, thresholds, values, bits, sums, where, reached)
+        if t == 0 and n >= SORT_FROM:
+            rows = np.argsort(reached, kind="mergesort")
+    for k in range(n_rows):
+        row = rows[k]
+        best = 0
+        for c in range(1, n_classes):
+            if sums[row, c] / n_trees > sums[row, best] / n_trees:
+                best = c
+        labels[row] = best
+    return labels
