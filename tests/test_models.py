@@ -486,7 +486,9 @@ def test_a_forest_regressor_is_predicted_by_its_trees_to_the_last_bit(kind, trav
     X_new = np.random.default_rng(1).normal(size=(600, 5))  # >= 256 rows: leaf order too
     for batch in (X_new, X_new[:1], X_new[3:40]):
         assert np.array_equal(fast(batch), forest.predict(batch))
-    assert fast.verified is True and fast.engaged and fast.favours_large_batches
+    assert fast.verified is True and fast.engaged
+    # (a compact copy of 30 small trees stays in cache: no gain from large batches)
+    assert fast.favours_large_batches == (traversal == "sklearn")
     # a parallel forest, or one whose predict is overridden, is called as it is
     parallel = kind(n_estimators=5, n_jobs=2, random_state=0).fit(X[:400], target[:400])
     assert RegressionModel(parallel)._fn == parallel.predict
@@ -599,9 +601,13 @@ class _Spy:
 
 
 @pytest.mark.parametrize("favours", [True, False])
-def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(favours):
+def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(
+    favours, traversal, monkeypatch
+):
     # a forest's tree traversal costs less per row in large batches, so the searches of the
-    # rows of one explain call share their model calls although one call is cheap (<< 2 ms)
+    # rows of one explain call share their model calls although one call is cheap (<< 2 ms);
+    # compact trees do only when they do not fit a core's cache (here: any size)
+    monkeypatch.setattr(models, "_LARGE_FOREST_BYTES", -1)
     X, y = _data(n=600)
     forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
     model = ProbabilityModel(forest)
@@ -627,6 +633,18 @@ def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(favo
         assert searches_together < searches_alone / 2
     else:
         assert searches_together == searches_alone
+
+
+def test_compact_trees_in_a_cores_cache_do_not_favour_large_batches(traversal):
+    X, y = _data(n=600)
+    forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
+    model = ProbabilityModel(forest)
+    model.prepare(X[:400])
+    model.predict_proba(X[:5])
+    assert model.favours_large_batches == (traversal == "sklearn")
+    if traversal == "compiled":
+        size = sum(a.nbytes for a in model._fn._compact[1] if isinstance(a, np.ndarray))
+        assert 0 < size < models._LARGE_FOREST_BYTES
 
 
 def test_a_forest_on_sparse_features_is_called_as_it_is_and_shares_no_calls():
