@@ -21,8 +21,9 @@ with less memory traffic.
   class fractions in [0, 1], so moves any difference between two classes by at most 1).
 
 Explaining 20 Adult rows with the forest took 0.68 times the CPU time of scikit-learn's
-traversal (``bench/revisions.py``), the median explanation 0.54 times (head to head,
-``bench/results_tabular_rows1.md``).
+traversal (``bench/revisions.py``, same anchors); the median explanation took 0.56, 0.66 and
+0.59 times as long on the benchmark's three row sets (head to head, in the same repetitions,
+``bench/results_tabular*.md``).
 
 Thresholds. scikit-learn compares a float32 feature value with a float64 threshold. For a
 float32 ``x`` and any ``t``, ``x <= t`` exactly when ``x <= f``, with ``f`` the largest float32
