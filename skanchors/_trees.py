@@ -40,7 +40,7 @@ import os
 
 import numpy as np
 
-_KERNELS = None  # (proba, labels) once compiled; False where numba is missing or disabled
+_KERNELS = None  # (forest_sums, forest_labels) once compiled; False: numba missing or disabled
 
 
 def kernels():
