@@ -43,13 +43,18 @@ def row_hash(keys):
     Two different rows collide with probability about 2**-64, so equal hashes are taken as
     equal model inputs (the search's deduplication and the shared prediction cache).
     """
-    width = keys.shape[1]
+    mult = hash_multipliers(keys.shape[1])
+    # Integer array arithmetic wraps silently (no overflow warning to silence).
+    return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+
+
+def hash_multipliers(width):
+    """The odd 64-bit multipliers of :func:`row_hash` for rows of ``width`` integers."""
     mult = _HASH_MULT.get(width)
     if mult is None:
         gen = np.random.default_rng([0x5CA1AB1E, width])
         mult = _HASH_MULT[width] = gen.integers(1, 2**63, size=width, dtype=np.uint64) | 1
-    # Integer array arithmetic wraps silently (no overflow warning to silence).
-    return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    return mult
 
 
 def lookup(table, hashes):

@@ -60,6 +60,7 @@ from ._bandit import (
     stratified_kl_bounds,
 )
 from ._cache import STREAM_BLOCK, lookup, row_hash
+from ._numba import compiled
 
 __all__ = [
     "SampleStore",
@@ -557,6 +558,36 @@ class ReferenceArms:
         self._refresh()
 
 
+_ARM_KERNEL = None  # the compiled stratum counts; False: numba missing or disabled
+
+
+def _arm_kernel():
+    """:func:`skanchors._arm_kernels.stratum_counts`, compiled, or None (numba missing, or
+    ``SKANCHORS_NUMBA=0``)."""
+    global _ARM_KERNEL
+    if _ARM_KERNEL is None:
+        _ARM_KERNEL = compiled(_load_arm_kernel) or False
+    return _ARM_KERNEL or None
+
+
+def _load_arm_kernel():
+    from ._arm_kernels import stratum_counts
+
+    # compile now (or load numba's cached machine code): arm 0 is its own sample's, arm 1 a
+    # child of its parent's
+    counts = [np.zeros(2) for _ in range(4)]
+    changed = np.zeros(2, dtype=bool)
+    stratum_counts(
+        np.array([1, 0], dtype=np.int64), np.array([[True], [False]]),
+        np.array([3, 3], dtype=np.int64), 3, np.array([-1, 0], dtype=np.intp),
+        np.zeros((2, 1), dtype=np.intp), np.array([0, 1], dtype=np.intp),
+        np.array([1], dtype=np.intp), *counts, changed,
+    )  # fmt: skip
+    if [c.tolist() for c in counts] != [[1, 0], [1, 0], [0, 0], [0, 0]] or not changed.all():
+        raise RuntimeError("compiled stratum counts failed their check")
+    return stratum_counts
+
+
 class StratifiedArms:
     """Candidates ``parent + (q,)`` whose precision uses the parent's samples, without bias.
 
@@ -617,6 +648,14 @@ class StratifiedArms:
         self._children = {
             int(pid): np.flatnonzero(self._par == pid) for pid in np.unique(self._par).tolist()
         }
+        # The same for the compiled counts: the arms of parent id i are
+        # _parent_arms[_parent_ptr[i]:_parent_ptr[i + 1]].
+        self._kernel = _arm_kernel()
+        if self._kernel is not None:
+            per_parent = np.bincount(self._par, minlength=int(self._par.max(initial=-1)) + 1)
+            self._parent_ptr = np.zeros(len(per_parent) + 1, dtype=np.intp)
+            np.cumsum(per_parent, out=self._parent_ptr[1:])
+            self._parent_arms = np.argsort(self._par, kind="stable").astype(np.intp)
         self._estimates = None
         self._update(0, store.size)
 
@@ -643,6 +682,24 @@ class StratifiedArms:
             return
         ids = store.anchor_id[start:stop]
         changed = np.zeros(m, dtype=bool)
+        if self._kernel is not None:
+            self._kernel(
+                ids,
+                store.native[start:stop],
+                store.labels[start:stop],
+                store.target,
+                self._own_arm,
+                self._group_index,
+                self._parent_ptr,
+                self._parent_arms,
+                self.n1,
+                self.pos1,
+                self.n2,
+                self.pos2,
+                changed,
+            )
+            self._stale(changed)
+            return
         # Samples drawn for an arm itself: stratum 1 where E holds, else stratum 2.
         lookup = self._own_arm
         top = int(ids.max())
@@ -675,6 +732,9 @@ class StratifiedArms:
             self.n1[children] += e.sum(axis=0)
             self.pos1[children] += right @ e  # float64: exact integer counts
             changed[children] = True
+        self._stale(changed)
+
+    def _stale(self, changed):
         for cached_beta, _ in self._cache.values():
             cached_beta[changed] = np.nan  # counts changed: bounds are stale
         self._estimates = None

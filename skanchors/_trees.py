@@ -36,9 +36,9 @@ environment variable ``SKANCHORS_NUMBA=0`` keeps to scikit-learn's traversal.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
+
+from ._numba import compiled
 
 _KERNELS = None  # (forest_sums, forest_labels) once compiled; False: numba missing or disabled
 
@@ -48,24 +48,23 @@ def kernels():
     with ``SKANCHORS_NUMBA=0``)."""
     global _KERNELS
     if _KERNELS is None:
-        _KERNELS = False
-        if os.environ.get("SKANCHORS_NUMBA", "1").strip() != "0":
-            try:
-                from ._tree_kernels import forest_labels, forest_sums
-
-                # compile now (or load numba's cached machine code), where a failure only
-                # means scikit-learn's traversal: one tree that is a single leaf
-                X = np.zeros((1, 1), dtype=np.float32)
-                roots = np.zeros(1, dtype=np.int64)
-                nodes = np.array([[0, 1]], dtype=np.int32)
-                values = np.array([[0.25, 0.75]])
-                parts = (roots, nodes, nodes.view(np.float32), values, 1)
-                if forest_sums(X, *parts)[0, 1] != 0.75 or forest_labels(X, *parts, 1e-6)[0] != 1:
-                    raise RuntimeError("compiled forest traversal failed its check")
-                _KERNELS = forest_sums, forest_labels
-            except Exception:  # noqa: BLE001 (numba missing, or too old for this numpy)
-                _KERNELS = False
+        _KERNELS = compiled(_load) or False
     return _KERNELS or None
+
+
+def _load():
+    from ._tree_kernels import forest_labels, forest_sums
+
+    # compile now (or load numba's cached machine code), where a failure only means
+    # scikit-learn's traversal: one tree that is a single leaf
+    X = np.zeros((1, 1), dtype=np.float32)
+    roots = np.zeros(1, dtype=np.int64)
+    nodes = np.array([[0, 1]], dtype=np.int32)
+    values = np.array([[0.25, 0.75]])
+    parts = (roots, nodes, nodes.view(np.float32), values, 1)
+    if forest_sums(X, *parts)[0, 1] != 0.75 or forest_labels(X, *parts, 1e-6)[0] != 1:
+        raise RuntimeError("compiled forest traversal failed its check")
+    return forest_sums, forest_labels
 
 
 def compact(trees, n_columns, n_features):

@@ -20,8 +20,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._cache import STREAM_BLOCK, SampleCache, row_hash
+from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
 from .._explanation import Predicate
+from .._numba import compiled
 from ..discretizers import _BaseDiscretizer, make_discretizer
 
 __all__ = ["TabularSampler"]
@@ -185,6 +186,8 @@ class TabularSampler(BaseEstimator):
         self._flat = None
         self._orders, self._ordered = {}, {}
         self.n_reference_ = n
+        if self._cum is None and self.perturbation != "reference":
+            _block_kernel()  # numba's one-time start belongs to fit, not to the first row
         return self
 
     def __getstate__(self):
@@ -815,6 +818,26 @@ class TabularInstance:
         block_seeds = np.array(block_seeds, dtype=np.uint64)
         pair_block = np.array(pair_block, dtype=np.intp)
         pair_feature = np.array(pair_feature, dtype=np.intp)
+        width = max((len(p) for p in pair_preds), default=1)
+        at = np.array([p + (p[-1],) * (width - len(p)) for p in pair_preds], dtype=np.intp)
+        kernel = _block_kernel() if flat else None
+        if kernel is not None:
+            codes = self.parent._codes
+            src, base, keys, hashes = kernel(
+                block_seeds,
+                n,
+                self._n_ref,
+                pair_block,
+                pair_feature,
+                at.reshape(len(pair_preds), width),
+                np.array(pools, dtype=np.intp).reshape(len(pools), 2),
+                self.parent._pool_rows,
+                self._holds,
+                codes,
+                hash_multipliers(codes.shape[1]),
+            )
+            keys = keys.reshape(n_blocks, n, n_feat)
+            return [(src[j], base[j], keys[j], hashes[j], {}) for j in range(n_blocks)]
         # One row of random numbers per block (its base rows) and per (block, feature) pair.
         columns = np.concatenate([np.zeros(n_blocks, dtype=np.intp), pair_feature + 1])
         counters = columns.astype(np.uint64)[:, None] * np.uint64(n) + np.arange(
@@ -830,8 +853,6 @@ class TabularInstance:
             src = np.empty((n_blocks, n, n_feat), dtype=np.int32)
             src[:] = base[:, :, None]
             if len(pair_block):
-                width = max(len(p) for p in pair_preds)
-                at = np.array([p + (p[-1],) * (width - len(p)) for p in pair_preds])
                 pair_base = base[pair_block]
                 ok = self._holds_flat[(pair_base * d)[:, :, None] + at[:, None, :]].all(axis=2)
                 if flat:
@@ -903,6 +924,33 @@ class TabularInstance:
         if not anchor:
             return 1.0
         return _bitcount(self._covered_bits(anchor)) / self._n_ref
+
+
+_BLOCK_KERNEL = None  # the compiled make_blocks; False: numba missing or disabled
+
+
+def _block_kernel():
+    """:func:`skanchors.samplers._block_kernels.make_blocks`, compiled, or None (numba
+    missing, or ``SKANCHORS_NUMBA=0``)."""
+    global _BLOCK_KERNEL
+    if _BLOCK_KERNEL is None:
+        _BLOCK_KERNEL = compiled(_load_block_kernel) or False
+    return _BLOCK_KERNEL or None
+
+
+def _load_block_kernel():
+    from ._block_kernels import make_blocks
+
+    # compile now (or load numba's cached machine code): two rows, one feature, one pair
+    empty = np.zeros(0, dtype=np.intp)
+    src, base, keys, hashes = make_blocks(
+        np.array([7], dtype=np.uint64), 4, 2, empty, empty, np.zeros((0, 1), dtype=np.intp),
+        np.zeros((0, 2), dtype=np.intp), empty, np.ones((3, 1), dtype=bool),
+        np.array([[5], [9]], dtype=np.int32), np.array([3], dtype=np.uint64),
+    )  # fmt: skip
+    if not np.array_equal(keys[:, 0], np.array([5, 9], dtype=np.int32)[base[0]]):
+        raise RuntimeError("compiled stream blocks failed their check")
+    return make_blocks
 
 
 def _flatten(values):

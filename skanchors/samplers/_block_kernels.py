@@ -1,0 +1,90 @@
+"""The compiled stream-block generation of :mod:`skanchors.samplers.tabular` (imported only
+when numba is; see :mod:`skanchors._numba`).
+
+:func:`make_blocks` does what ``TabularInstance._make_blocks`` does with numpy arrays for the
+default perturbation (uniform draws from the sampler's flat store of pools), in one pass and
+without the intermediate arrays: the same SplitMix64 words, the same rows, codes and hashes to
+the last bit. A replacement value's random word is only computed where the base row violates
+the feature's predicates (the words are counter-based, so skipping one changes no other).
+"""
+
+import numba
+import numpy as np
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MUL1 = np.uint64(0xBF58476D1CE4E5B9)
+_MUL2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+
+
+@numba.njit(inline="always")
+def _word(seed, counter):
+    # SplitMix64's output for counter `counter` of `seed` (tabular._mix64_array)
+    x = seed + counter * _GAMMA + _GAMMA
+    x ^= x >> _S30
+    x *= _MUL1
+    x ^= x >> _S27
+    x *= _MUL2
+    x ^= x >> _S31
+    return x
+
+
+@numba.njit(inline="always")
+def _below(z, size):
+    # tabular._uniform_below: the top 32 bits times the size, divided by 2**32
+    return ((z >> _S32) * size) >> _S32
+
+
+@numba.njit(nogil=True, cache=True)
+def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, pool_rows, holds,
+                codes, mult):  # fmt: skip
+    """``(src, base, keys, hashes)`` of the blocks with seeds ``seeds``, ``n`` samples each.
+
+    Pair ``p`` replaces feature ``pair_feature[p]`` of block ``pair_block[p]`` where the base
+    row violates one of predicates ``pair_preds[p]`` (``holds[row, predicate]``) by the row at
+    a uniform position of ``pool_rows[slots[p, 0]:slots[p, 0] + slots[p, 1]]``. ``codes``:
+    the reference rows' value codes; ``mult``: :func:`skanchors._cache.row_hash`'s
+    multipliers.
+    """
+    n_blocks = seeds.shape[0]
+    n_feat = codes.shape[1]
+    src = np.empty((n_blocks, n, n_feat), np.int32)
+    base = np.empty((n_blocks, n), np.intp)
+    keys = np.empty((n_blocks * n, n_feat), codes.dtype)
+    hashes = np.empty(n_blocks * n, np.uint64)
+    rows_total = np.uint64(n_ref)
+    for j in range(n_blocks):
+        seed = seeds[j]
+        for i in range(n):
+            row = _below(_word(seed, np.uint64(i + 1)), rows_total)
+            base[j, i] = row
+            for f in range(n_feat):
+                src[j, i, f] = row
+    width = pair_preds.shape[1]
+    for p in range(pair_block.shape[0]):
+        j = pair_block[p]
+        f = pair_feature[p]
+        seed = seeds[j]
+        offset = slots[p, 0]
+        size = np.uint64(slots[p, 1])
+        column = np.uint64(f + 1) * np.uint64(n)
+        for i in range(n):
+            row = base[j, i]
+            keep = True
+            for k in range(width):
+                if not holds[row, pair_preds[p, k]]:
+                    keep = False
+                    break
+            if not keep:
+                z = _word(seed, column + np.uint64(i + 1))
+                src[j, i, f] = pool_rows[offset + np.intp(_below(z, size))]
+    for j in range(n_blocks):
+        for i in range(n):
+            r = j * n + i
+            h = np.uint64(0)
+            for f in range(n_feat):
+                code = codes[src[j, i, f], f]
+                keys[r, f] = code
+                h += np.uint64(code) * mult[f]
+            hashes[r] = h
+    return src, base, keys, hashes.reshape(n_blocks, n)

@@ -1,0 +1,166 @@
+"""The compiled kernels of the tabular search (the ``fast`` extra): stream blocks
+(:mod:`skanchors.samplers._block_kernels`) and stratum counts (:mod:`skanchors._arm_kernels`),
+each the same to the last bit as its numpy twin."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import GradientBoostingClassifier
+
+from skanchors import AnchorExplainer
+from skanchors import _search as search
+from skanchors._search import SampleStore, StratifiedArms
+from skanchors.samplers import tabular
+from skanchors.samplers.tabular import TabularSampler
+
+kernel = tabular._block_kernel()
+arm_kernel = search._arm_kernel()
+pytestmark = pytest.mark.skipif(
+    kernel is None or arm_kernel is None, reason="numba (the fast extra) is not installed"
+)
+
+
+def _mixed_frame(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.normal(40, 12, n).round()
+    age[rng.random(n) < 0.1] = np.nan  # missing values have predicates of their own
+    return pd.DataFrame(
+        {
+            "age": age,
+            "fare": rng.exponential(30, n),
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "flag": rng.choice([0, 1], n),
+            "city": pd.Categorical(rng.choice(["a", "b", "c", "d"], n)),
+        }
+    )
+
+
+def _blocks(instance, rng, n_blocks):
+    d = instance.n_predicates
+    out = []
+    for _ in range(n_blocks):
+        size = int(rng.integers(0, min(d, 4) + 1))
+        anchor = tuple(sorted(rng.choice(d, size=size, replace=False).tolist()))
+        out.append(((int(rng.integers(2**62)), int(rng.integers(4))), anchor))
+    return out
+
+
+@pytest.mark.parametrize("as_frame", [True, False])
+def test_compiled_blocks_equal_the_numpy_blocks(monkeypatch, as_frame):
+    X = _mixed_frame()
+    if not as_frame:
+        X = X[["age", "fare", "flag"]].to_numpy()
+    sampler = TabularSampler(categorical_features=[2, 3, 4] if as_frame else [2]).fit(X)
+    rng = np.random.default_rng(1)
+    compared, replaced, counts = 0, False, []
+    for i in range(12):
+        instance = sampler.instance(X.iloc[[i]] if as_frame else X[i : i + 1])
+        blocks = _blocks(instance, rng, int(rng.integers(1, 5)))
+        counts.append(len(blocks))
+        seed = int(rng.integers(2**63))
+        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel)
+        fast = instance._make_blocks(blocks, seed)
+        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", False)
+        slow = instance._make_blocks(blocks, seed)
+        assert len(fast) == len(slow) == len(blocks)
+        for got, want in zip(fast, slow):
+            for a, b in zip(got[:4], want[:4]):  # src, base, keys, hashes
+                assert a.dtype == b.dtype and a.shape == b.shape
+                assert np.array_equal(a, b)
+                compared += 1
+            replaced |= bool((got[0] != got[1][:, None]).any())
+    assert compared == sum(4 * n for n in counts)
+    assert replaced  # values were replaced, not only base rows copied
+
+
+def test_anchors_are_the_same_with_and_without_the_compiled_blocks(monkeypatch):
+    X = _mixed_frame(800, seed=3)
+    y = ((X["colour"] == "red") & (X["fare"] > 20)).astype(int)
+
+    def encode(frame):
+        return frame.assign(
+            age=frame["age"].fillna(-1),
+            colour=frame["colour"].map({"red": 0, "green": 1, "blue": 2}),
+            city=frame["city"].cat.codes,
+        )
+
+    model = GradientBoostingClassifier(n_estimators=20, random_state=0).fit(encode(X), y)
+
+    def proba(frame):
+        return model.predict_proba(encode(frame))
+
+    out = []
+    for compiled in (True, False):
+        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel if compiled else False)
+        monkeypatch.setattr(search, "_ARM_KERNEL", arm_kernel if compiled else False)
+        explainer = AnchorExplainer(proba, random_state=0).fit(X)
+        # one row per call: rows explained together share model calls in threads, and which
+        # search predicts a shared row (and counts it) depends on timing
+        out.append([explainer.explain(X.iloc[[i]])[0].to_dict() for i in range(6)])
+    for fast, slow in zip(*out):
+        fast.pop("wall_time")
+        slow.pop("wall_time")
+        assert fast == slow
+
+
+def test_the_compiled_blocks_can_be_switched_off(monkeypatch):
+    monkeypatch.setattr(tabular, "_BLOCK_KERNEL", None)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "0")
+    assert tabular._block_kernel() is None
+    monkeypatch.setattr(tabular, "_BLOCK_KERNEL", None)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "1")
+    assert tabular._block_kernel() is not None
+
+
+def _counted_arms(monkeypatch, compiled, seed):
+    """A search's store after draws for the empty rule, a parent, some of its children and a
+    grandchild, and the stratified arms of the parent's children, counted with or without the
+    compiled kernel; then more draws for some arms."""
+    X = _mixed_frame(700, seed=seed)
+    sampler = TabularSampler(categorical_features=[2, 3, 4]).fit(X)
+    row = next(i for i in range(len(X)) if not np.isnan(X["age"].iloc[i]))
+    instance = sampler.instance(X.iloc[[row]])
+    feat = np.asarray(instance.predicate_features)
+    # a parent on a feature with two predicates, so some children have two-predicate groups
+    two = [q for q in range(instance.n_predicates) if np.count_nonzero(feat == feat[q]) == 2]
+    parent = (two[0],) if two else (0,)
+    children = [
+        tuple(sorted(parent + (q,))) for q in range(instance.n_predicates) if q != parent[0]
+    ]
+
+    def predict(frame):
+        return (frame["fare"].to_numpy() > 25).astype(np.int64)
+
+    monkeypatch.setattr(search, "_ARM_KERNEL", arm_kernel if compiled else False)
+    store = SampleStore(instance, predict, 1, np.random.default_rng(seed))
+    grandchild = tuple(sorted(set(children[0]) | set(children[-1])))
+    store.draw([((), 200), (parent, 150), (grandchild, 30)] + [(c, 40) for c in children[::2]])
+    arms = StratifiedArms(store, children, [parent] * len(children))
+    assert (arms._kernel is not None) == compiled
+    counts = [a.copy() for a in (arms.n1, arms.pos1, arms.n2, arms.pos2)]
+    arms.pull([0, len(children) - 1], 60)
+    arms.pull_parents([1], 50, own=[2])
+    groups = arms._groups
+    return groups, counts, [a.copy() for a in (arms.n1, arms.pos1, arms.n2, arms.pos2)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compiled_stratum_counts_equal_the_numpy_counts(monkeypatch, seed):
+    groups, first_fast, then_fast = _counted_arms(monkeypatch, True, seed)
+    _, first_slow, then_slow = _counted_arms(monkeypatch, False, seed)
+    assert any(len(group) == 2 for group in groups)  # a child with a two-predicate group
+    for fast, slow in zip(first_fast + then_fast, first_slow + then_slow):
+        assert fast.dtype == slow.dtype and np.array_equal(fast, slow)
+    n1, pos1, n2, pos2 = then_fast
+    # both strata and both outcomes were counted, and the later draws added to the counts
+    assert n1.sum() > 0 and n2.sum() > 0 and 0 < pos1.sum() < n1.sum()
+    assert (then_fast[0] + then_fast[2]).sum() > (first_fast[0] + first_fast[2]).sum()
+
+
+def test_the_compiled_counts_can_be_switched_off(monkeypatch):
+    monkeypatch.setattr(search, "_ARM_KERNEL", None)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "0")
+    assert search._arm_kernel() is None
+    monkeypatch.setattr(search, "_ARM_KERNEL", None)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "1")
+    assert search._arm_kernel() is not None
