@@ -7,6 +7,8 @@ fancy-indexed temporaries: the counts are whole numbers, so adding them one by o
 same float64 values.
 """
 
+import math
+
 import numba
 
 
@@ -55,3 +57,134 @@ def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, par
                 if inside:
                     n1[arm] += 1.0
                     pos1[arm] += right
+
+
+# -- confidence bounds: skanchors._bandit.stratified_bound_scalar, operation for operation
+
+_NEWTON_STEPS = 50  # skanchors._bandit._NEWTON_STEPS
+
+
+@numba.njit(inline="always")
+def _min(a, b):
+    # Python's min(a, b): b only when b < a
+    return b if b < a else a
+
+
+@numba.njit(inline="always")
+def _max(a, b):
+    # Python's max(a, b): b only when b > a
+    return b if b > a else a
+
+
+@numba.njit
+def _kl(p, q):
+    out = 0.0
+    if p > 0.0:
+        if q <= 0.0:
+            return math.inf
+        out += p * math.log(p / q)
+    if p < 1.0:
+        if q >= 1.0:
+            return math.inf
+        out += (1.0 - p) * math.log((1.0 - p) / (1.0 - q))
+    return out
+
+
+@numba.njit
+def _xlogx(x):
+    return x * math.log(x) if x > 0.0 else 0.0
+
+
+@numba.njit
+def _kl_bound(p, level, upper):
+    if level <= 0.0:
+        return p
+    if upper:
+        if p >= 1.0:
+            return 1.0
+        tail = (1.0 - p) * math.exp(-(level - _xlogx(p)) / (1.0 - p))
+        q = _min(p + math.sqrt(level / 2.0), 1.0 - tail)
+    else:
+        if p <= 0.0:
+            return 0.0
+        q = _max(p - math.sqrt(level / 2.0), p * math.exp(-(level - _xlogx(1.0 - p)) / p))
+    for _ in range(_NEWTON_STEPS):
+        if not 0.0 < q < 1.0:
+            break
+        f = _kl(p, q) - level
+        slope = (q - p) / (q * (1.0 - q))
+        if slope == 0.0 or not math.isfinite(f):
+            break
+        new = q - f / slope
+        new = _min(_max(new, p), q) if upper else _min(_max(new, q), p)
+        done = abs(new - q) <= 1e-15
+        q = new
+        if done:
+            break
+    return q
+
+
+@numba.njit
+def _evaluate(u, p1, n1, w1, p2, n2, w2, rate):
+    lam = math.exp(u)
+    k = 0.0
+    g = 0.0
+    slope = 0.0
+    for s in range(2):
+        p, n, w = (p1, n1, w1) if s == 0 else (p2, n2, w2)
+        c = w / (lam * n)
+        root = math.sqrt(_max((1.0 + c) ** 2.0 - 4.0 * c * p, 0.0))
+        q = _min(2.0 * p / ((1.0 + c) + root), p)
+        k += n * _kl(p, q)
+        g += w * q
+        if root > 0.0:
+            slope -= n * c * c * q * (1.0 - q) / root
+    h = k - rate
+    return h, (g + lam * h if math.isfinite(h) else -math.inf), slope
+
+
+@numba.njit
+def _joint_lower_pair(p1, n1, w1, p2, n2, w2, rate):
+    center = math.log(_max(w1 / n1, w2 / n2))
+    lo, hi = center - 15.0, center + 15.0
+    spread = 0.0
+    spread += w1 * w1 * _max(p1 * (1.0 - p1), 1.0 / n1) / n1
+    spread += w2 * w2 * _max(p2 * (1.0 - p2), 1.0 / n2) / n2
+    u = _min(_max(0.5 * math.log(spread / (2.0 * rate)), lo), hi)
+    best = -math.inf
+    for _ in range(60):
+        h, g, slope = _evaluate(u, p1, n1, w1, p2, n2, w2, rate)
+        best = _max(best, g)
+        if h > 0.0:
+            lo = u
+        else:
+            hi = u
+        if abs(h) < 1e-8 or hi - lo < 1e-12:
+            break
+        step = u - h / slope if slope < 0.0 and math.isfinite(h) else math.nan
+        u = step if lo < step < hi else 0.5 * (lo + hi)
+    return _max(math.floor(best * 1e12) / 1e12, 0.0)
+
+
+@numba.njit(nogil=True, cache=True)
+def stratified_bounds(n1, pos1, n2, pos2, pi, stale, beta, rate, lower, values):
+    """``values[a]`` = :func:`skanchors._bandit.stratified_bound_scalar` of each arm ``a`` in
+    ``stale`` (``rate``: the two-strata rate of ``beta``, computed by the caller)."""
+    for t in range(stale.shape[0]):
+        a = stale[t]
+        m1, m2, w = n1[a], n2[a], pi[a]
+        p1 = pos1[a] / m1 if m1 != 0.0 else 0.0
+        p2 = pos2[a] / m2 if m2 != 0.0 else 0.0
+        use1 = m1 > 0 and w > 0
+        use2 = m2 > 0 and 1.0 - w > 0
+        if use1 and use2:
+            if lower:
+                values[a] = _joint_lower_pair(p1, m1, w, p2, m2, 1.0 - w, rate)
+            else:
+                values[a] = 1.0 - _joint_lower_pair(1.0 - p1, m1, w, 1.0 - p2, m2, 1.0 - w, rate)
+        elif use1 or use2:
+            p, m, ww = (p1, m1, w) if use1 else (p2, m2, 1.0 - w)
+            bound = _kl_bound(p, beta / m, not lower)
+            values[a] = ww * bound if lower else ww * bound + (1.0 - ww)
+        else:
+            values[a] = 0.0 if lower else 1.0

@@ -558,12 +558,12 @@ class ReferenceArms:
         self._refresh()
 
 
-_ARM_KERNEL = None  # the compiled stratum counts; False: numba missing or disabled
+_ARM_KERNEL = None  # the compiled stratum counts and bounds; False: numba missing or disabled
 
 
 def _arm_kernel():
-    """:func:`skanchors._arm_kernels.stratum_counts`, compiled, or None (numba missing, or
-    ``SKANCHORS_NUMBA=0``)."""
+    """``(stratum_counts, stratified_bounds)`` of :mod:`skanchors._arm_kernels`, compiled, or
+    None (numba missing, or ``SKANCHORS_NUMBA=0``)."""
     global _ARM_KERNEL
     if _ARM_KERNEL is None:
         _ARM_KERNEL = compiled(_load_arm_kernel) or False
@@ -571,10 +571,10 @@ def _arm_kernel():
 
 
 def _load_arm_kernel():
-    from ._arm_kernels import stratum_counts
+    from ._arm_kernels import stratified_bounds, stratum_counts
 
-    # compile now (or load numba's cached machine code): arm 0 is its own sample's, arm 1 a
-    # child of its parent's
+    # compile now (or load numba's cached machine code), and check: arm 0 is its own
+    # sample's, arm 1 a child of its parent's
     counts = [np.zeros(2) for _ in range(4)]
     changed = np.zeros(2, dtype=bool)
     stratum_counts(
@@ -585,7 +585,20 @@ def _load_arm_kernel():
     )  # fmt: skip
     if [c.tolist() for c in counts] != [[1, 0], [1, 0], [0, 0], [0, 0]] or not changed.all():
         raise RuntimeError("compiled stratum counts failed their check")
-    return stratum_counts
+    # one arm with two strata, one with one
+    table = [[40.0, 30.0], [38.0, 20.0], [25.0, 0.0], [20.0, 0.0], [0.7, 0.4]]
+    n1, pos1, n2, pos2, pi = (np.array(column) for column in table)
+    rate = _two_term_rate_scalar(3.0)
+    for lower in (True, False):
+        values = np.zeros(2)
+        stratified_bounds(n1, pos1, n2, pos2, pi, np.arange(2), 3.0, rate, lower, values)
+        want = [
+            stratified_bound_scalar(k1 / m1, m1, k2 / m2 if m2 else 0.0, m2, w, 3.0, lower)
+            for m1, k1, m2, k2, w in zip(*table)
+        ]
+        if values.tolist() != want:
+            raise RuntimeError("compiled bounds failed their check")
+    return stratum_counts, stratified_bounds
 
 
 class StratifiedArms:
@@ -612,6 +625,8 @@ class StratifiedArms:
     candidates, parents : lists of tuples of int
         Each candidate is its parent plus one predicate.
     """
+
+    _kernel = _bounds_kernel = None  # the compiled counts and bounds (set in __init__)
 
     def __init__(self, store, candidates, parents):
         inst = store.instance
@@ -645,17 +660,16 @@ class StratifiedArms:
         # parent: a sample serves its own arm (either stratum) and its parent's children.
         self._own_arm = np.full(int(self._own.max(initial=-1)) + 1, -1, dtype=np.intp)
         self._own_arm[self._own] = np.arange(m)
-        self._children = {
-            int(pid): np.flatnonzero(self._par == pid) for pid in np.unique(self._par).tolist()
-        }
-        # The same for the compiled counts: the arms of parent id i are
-        # _parent_arms[_parent_ptr[i]:_parent_ptr[i + 1]].
-        self._kernel = _arm_kernel()
-        if self._kernel is not None:
-            per_parent = np.bincount(self._par, minlength=int(self._par.max(initial=-1)) + 1)
-            self._parent_ptr = np.zeros(len(per_parent) + 1, dtype=np.intp)
-            np.cumsum(per_parent, out=self._parent_ptr[1:])
+        self._kernel, self._bounds_kernel = _arm_kernel() or (None, None)
+        if self._kernel is None:
+            self._children = {
+                int(pid): np.flatnonzero(self._par == pid) for pid in np.unique(self._par).tolist()
+            }
+        else:  # the compiled counts': the arms of parent id i are arms[ptr[i]:ptr[i + 1]]
             self._parent_arms = np.argsort(self._par, kind="stable").astype(np.intp)
+            self._parent_ptr = np.searchsorted(
+                self._par[self._parent_arms], np.arange(int(self._par.max(initial=-1)) + 2)
+            ).astype(np.intp)
         self._estimates = None
         self._update(0, store.size)
 
@@ -939,7 +953,21 @@ class StratifiedArms:
         """Bounds of arms ``stale`` on side ``name`` at rate ``at``, cached (an index given
         twice is computed twice: callers pass distinct arms)."""
         cached_beta, values = self._cache[name]
-        if stale.size <= SCALAR_ARMS:
+        if stale.size <= SCALAR_ARMS and self._bounds_kernel is not None:
+            # the same bounds as the plain-float path below, to the last bit
+            self._bounds_kernel(
+                self.n1,
+                self.pos1,
+                self.n2,
+                self.pos2,
+                self.pi,
+                stale,
+                at,
+                _two_term_rate_scalar(at),
+                name == "lower",
+                values,
+            )
+        elif stale.size <= SCALAR_ARMS:
             lower = name == "lower"
             counts = zip(*(a[stale].tolist() for a in (self.n1, self.pos1, self.n2, self.pos2)))
             values[stale] = [

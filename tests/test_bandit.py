@@ -334,6 +334,7 @@ class _StratCoins:
     """Stratified arms with known stratum means (the bandit's view of tabular candidates)."""
 
     def __new__(cls, means1, means2, pi, seed):
+        from skanchors import _search
         from skanchors._search import StratifiedArms
 
         arms = StratifiedArms.__new__(StratifiedArms)
@@ -342,6 +343,8 @@ class _StratCoins:
         arms.n1, arms.pos1, arms.n2, arms.pos2 = (np.zeros(m) for _ in range(4))
         arms._cache = {name: (np.full(m, np.nan), np.zeros(m)) for name in ("lower", "upper")}
         arms._estimates = None
+        # the compiled bounds where numba is installed, as real arms have them
+        arms._kernel, arms._bounds_kernel = _search._arm_kernel() or (None, None)
         rng = np.random.default_rng(seed)
 
         def pull(idx, n):

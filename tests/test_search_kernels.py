@@ -164,3 +164,38 @@ def test_the_compiled_counts_can_be_switched_off(monkeypatch):
     monkeypatch.setattr(search, "_ARM_KERNEL", None)
     monkeypatch.setenv("SKANCHORS_NUMBA", "1")
     assert search._arm_kernel() is not None
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_compiled_bounds_equal_the_plain_float_bounds(lower):
+    # Every kind of arm: two informative strata, one (the other empty or of weight 0 or 1),
+    # none; precisions 0, 1 and between; several rates. Equal to the last bit.
+    from skanchors._bandit import _two_term_rate_scalar, stratified_bound_scalar
+
+    bounds = arm_kernel[1]
+    rng = np.random.default_rng(0)
+    m = 4000
+    n1, n2 = (rng.integers(0, 300, m).astype(float) for _ in range(2))
+    n1[rng.random(m) < 0.1] = 0
+    n2[rng.random(m) < 0.1] = 0
+
+    def positives(n):
+        u = rng.random(m)
+        share = np.where(u < 0.2, 1.0, np.where(u < 0.3, 0.0, rng.random(m)))
+        return np.floor(share * n)
+
+    pos1, pos2 = positives(n1), positives(n2)
+    pi = rng.random(m)
+    pi[rng.random(m) < 0.05] = 0.0
+    pi[rng.random(m) < 0.05] = 1.0
+    for beta in (0.5, 2.375, 9.125):
+        values = np.full(m, np.nan)
+        rate = _two_term_rate_scalar(beta)
+        bounds(n1, pos1, n2, pos2, pi, np.arange(m), beta, rate, lower, values)
+        want = [
+            stratified_bound_scalar(
+                k1 / a if a else 0.0, a, k2 / b if b else 0.0, b, w, beta, lower
+            )
+            for a, k1, b, k2, w in zip(*(v.tolist() for v in (n1, pos1, n2, pos2, pi)))
+        ]
+        assert values.tolist() == want
