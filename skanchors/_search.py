@@ -686,7 +686,8 @@ class StratifiedArms:
 
         Work grows with the samples of each arm and the parent samples times the parent's
         children, not with every sample times every arm (a table with 60 features has about
-        60 arms a round).
+        60 arms a round). With numba (the ``fast`` extra) compiled code counts them
+        (:mod:`skanchors._arm_kernels`), the same counts.
         """
         if stop <= start:
             return

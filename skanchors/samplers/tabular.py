@@ -797,7 +797,9 @@ class TabularInstance:
         Sample ``i`` of block ``b`` reads the random numbers of counters ``(column, i)`` of
         the block's key ``mix(seed, stream key, b)`` (SplitMix64, Steele et al. 2014): column
         0 picks the base row, column ``1 + f`` the row whose value replaces feature ``f``'s.
-        A block is thus the same whichever blocks it is generated with.
+        A block is thus the same whichever blocks it is generated with. With numba (the
+        ``fast`` extra) the default perturbation's blocks come from compiled code
+        (:mod:`skanchors.samplers._block_kernels`), the same to the last bit.
         """
         n, n_feat, d = STREAM_BLOCK, len(self._values), self.n_predicates
         n_blocks = len(blocks)
