@@ -489,9 +489,12 @@ def fit_skanchors(explainer, data, model):
 def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compiled=True, **options):
     """skanchors given the fitted estimator, as its README shows (a forest's trees are then
     evaluated by skanchors itself, to the same probabilities), or with ``as_callable`` the
-    same ``predict_proba`` function as the peers. With ``compiled=False`` a forest's trees are
-    traversed by scikit-learn's code even where numba (the ``fast`` extra) is installed."""
-    from skanchors import AnchorExplainer, _trees
+    same ``predict_proba`` function as the peers. With ``compiled=False`` nothing runs compiled
+    even where numba (the ``fast`` extra) is installed: a forest's trees are traversed by
+    scikit-learn's code and the search's stream blocks, stratum counts and bounds are numpy
+    and plain floats, as with ``SKANCHORS_NUMBA=0``."""
+    from skanchors import AnchorExplainer, _search, _trees
+    from skanchors.samplers import tabular as tabular_sampler
 
     kwargs = {"beam_size": beam_size} if beam_size is not None else {}
     kwargs.update(options)
@@ -516,7 +519,15 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     fit_time = time.perf_counter() - t0
 
     def explain(row):
-        return explainer.explain(row.reshape(1, -1))[0]
+        if compiled:
+            return explainer.explain(row.reshape(1, -1))[0]
+        # the search's kernels are looked up during the search: off for this call only
+        saved = tabular_sampler._BLOCK_KERNEL, _search._ARM_KERNEL
+        tabular_sampler._BLOCK_KERNEL = _search._ARM_KERNEL = False
+        try:
+            return explainer.explain(row.reshape(1, -1))[0]
+        finally:
+            tabular_sampler._BLOCK_KERNEL, _search._ARM_KERNEL = saved
 
     explain.explainer = explainer
     return explain, fit_time
@@ -634,8 +645,8 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
         "skanchors-reference": lambda d, m, b: make_skanchors(d, m, b, perturbation="reference"),
         # The model's predict_proba passed as a plain function, as the peers get it.
         "skanchors-callable": lambda d, m, b: make_skanchors(d, m, b, as_callable=True),
-        # A forest's trees traversed by scikit-learn's code, not the compiled traversal that
-        # the fast extra (numba) brings: skanchors as `pip install skanchors` installs it.
+        # Nothing compiled (a forest's trees traversed by scikit-learn's code, the search in
+        # numpy): skanchors as `pip install skanchors` installs it, without the fast extra.
         "skanchors-sklearn-trees": lambda d, m, b: make_skanchors(d, m, b, compiled=False),
     }
     X_test = data["X_test"]
