@@ -1,15 +1,22 @@
-"""The compiled stratum counts of :class:`skanchors._search.StratifiedArms` (imported only when
-numba is; see :mod:`skanchors._numba`).
+"""The compiled stratum counts and confidence bounds of
+:class:`skanchors._search.StratifiedArms` (imported only when numba is; see
+:mod:`skanchors._numba`).
 
 :func:`stratum_counts` adds new samples to the arms' stratum counts as
 ``StratifiedArms._update`` does with numpy arrays, one sample at a time instead of through
 fancy-indexed temporaries: the counts are whole numbers, so adding them one by one gives the
-same float64 values.
+same float64 values. :func:`stratified_bounds` is
+:func:`skanchors._bandit.stratified_bound_scalar` (the plain-float bounds of a bandit round's
+few arms) operation for operation: the same libm calls in the same order and Python's
+``min``/``max`` tie rules, so the same bounds to the last bit (``tests/test_search_kernels.py``
+compares them on a grid). A change to one of the two must be made to the other.
 """
 
 import math
 
 import numba
+
+from ._bandit import _NEWTON_STEPS
 
 
 @numba.njit(nogil=True, cache=True)
@@ -60,8 +67,6 @@ def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, par
 
 
 # -- confidence bounds: skanchors._bandit.stratified_bound_scalar, operation for operation
-
-_NEWTON_STEPS = 50  # skanchors._bandit._NEWTON_STEPS
 
 
 @numba.njit(inline="always")

@@ -103,13 +103,15 @@ def test_anchors_are_the_same_with_and_without_the_compiled_blocks(monkeypatch):
         assert fast == slow
 
 
-def test_the_compiled_blocks_can_be_switched_off(monkeypatch):
-    monkeypatch.setattr(tabular, "_BLOCK_KERNEL", None)
-    monkeypatch.setenv("SKANCHORS_NUMBA", "0")
-    assert tabular._block_kernel() is None
-    monkeypatch.setattr(tabular, "_BLOCK_KERNEL", None)
-    monkeypatch.setenv("SKANCHORS_NUMBA", "1")
-    assert tabular._block_kernel() is not None
+@pytest.mark.parametrize(
+    "module, cached, load",
+    [(tabular, "_BLOCK_KERNEL", "_block_kernel"), (search, "_ARM_KERNEL", "_arm_kernel")],
+)
+def test_the_compiled_kernels_can_be_switched_off(monkeypatch, module, cached, load):
+    for setting, compiled in (("0", False), ("1", True)):
+        monkeypatch.setattr(module, cached, None)  # loaded afresh, under the setting
+        monkeypatch.setenv("SKANCHORS_NUMBA", setting)
+        assert (getattr(module, load)() is not None) == compiled
 
 
 def _counted_arms(monkeypatch, compiled, seed):
@@ -155,15 +157,6 @@ def test_compiled_stratum_counts_equal_the_numpy_counts(monkeypatch, seed):
     # both strata and both outcomes were counted, and the later draws added to the counts
     assert n1.sum() > 0 and n2.sum() > 0 and 0 < pos1.sum() < n1.sum()
     assert (then_fast[0] + then_fast[2]).sum() > (first_fast[0] + first_fast[2]).sum()
-
-
-def test_the_compiled_counts_can_be_switched_off(monkeypatch):
-    monkeypatch.setattr(search, "_ARM_KERNEL", None)
-    monkeypatch.setenv("SKANCHORS_NUMBA", "0")
-    assert search._arm_kernel() is None
-    monkeypatch.setattr(search, "_ARM_KERNEL", None)
-    monkeypatch.setenv("SKANCHORS_NUMBA", "1")
-    assert search._arm_kernel() is not None
 
 
 @pytest.mark.parametrize("lower", [True, False])
