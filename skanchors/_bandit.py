@@ -347,7 +347,11 @@ def stratified_bound_scalar(p1, n1, p2, n2, pi, beta, lower):
     """One bound of :func:`stratified_kl_bounds` for one arm, in plain floats.
 
     Weights ``(pi, 1 - pi)``. Used when a bandit round recomputes up to :data:`SCALAR_ARMS`
-    arms, where numpy's per-call overhead would cost more than the arithmetic.
+    arms, where numpy's per-call overhead would cost more than the arithmetic. With numba (the
+    ``fast`` extra) the stratified arms compute it in compiled code instead:
+    :func:`skanchors._arm_kernels.stratified_bounds`, its twin operation for operation (with
+    :func:`_joint_lower_pair` and :func:`_kl_bound_scalar`), equal to the last bit. A change
+    here must be made there too (``tests/test_search_kernels.py`` compares them).
     """
     useful = [(p, n, w) for p, n, w in ((p1, n1, pi), (p2, n2, 1.0 - pi)) if n > 0 and w > 0]
     if len(useful) == 2:
