@@ -19,6 +19,15 @@ import numba
 from ._bandit import _NEWTON_STEPS
 
 
+@numba.njit(inline="always")
+def _inside(native, s, groups, arm):
+    # whether sample s's base row satisfies every predicate of the arm's group
+    for k in range(groups.shape[1]):
+        if not native[s, groups[arm, k]]:
+            return False
+    return True
+
+
 @numba.njit(nogil=True, cache=True)
 def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, parent_arms, n1,
                    pos1, n2, pos2, changed):  # fmt: skip
@@ -31,7 +40,6 @@ def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, par
     (``parent_arms[parent_ptr[id]:parent_ptr[id + 1]]``) whose group it satisfies. Arms that
     got samples are flagged in ``changed``.
     """
-    width = groups.shape[1]
     n_own = own_arm.shape[0]
     n_par = parent_ptr.shape[0] - 1
     for s in range(ids.shape[0]):
@@ -40,12 +48,7 @@ def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, par
         if i < n_own:
             arm = own_arm[i]
             if arm >= 0:
-                inside = True
-                for k in range(width):
-                    if not native[s, groups[arm, k]]:
-                        inside = False
-                        break
-                if inside:
+                if _inside(native, s, groups, arm):
                     n1[arm] += 1.0
                     pos1[arm] += right
                 else:
@@ -56,12 +59,7 @@ def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, par
             for t in range(parent_ptr[i], parent_ptr[i + 1]):
                 arm = parent_arms[t]
                 changed[arm] = True
-                inside = True
-                for k in range(width):
-                    if not native[s, groups[arm, k]]:
-                        inside = False
-                        break
-                if inside:
+                if _inside(native, s, groups, arm):
                     n1[arm] += 1.0
                     pos1[arm] += right
 
