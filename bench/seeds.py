@@ -11,8 +11,9 @@ alibi and anchor-exp) and reports, per data set and model:
 * the valid anchors (of the rows explained) and the rows predicted per explanation;
 * the pooled held-out precision of the valid anchors: the rule applied to the other test rows,
   covered rows where the model predicts the explained row's class over all covered rows;
-* how many valid anchors reach ``threshold - 0.05`` on 2,000 fresh draws of the distribution
-  their package searched on (``tabular.py``'s own sampler, the same draws for the same rule);
+* how many valid anchors reach ``threshold - 0.05``, and ``threshold`` itself, on 2,000 fresh
+  draws of the distribution their package searched on (``tabular.py``'s own sampler, the
+  same draws for the same rule);
 * ours minus each peer's pooled held-out precision: mean over seeds and a 90 % t-interval
   with the seeds as replicates (paired by seed).
 
@@ -67,7 +68,7 @@ def run(package, seed, data, model, test_pred, rows_idx):
     else:  # anchor-exp draws from numpy's global generator, seeded below
         explain, _ = T.make_anchor_exp(data, counter, None)
     X_test = data["X_test"]
-    valid = rows = covered = correct = holds = 0
+    valid = rows = covered = correct = holds = reaches = 0
     for i in rows_idx:
         np.random.seed(seed)  # noqa: NPY002 -- the peers draw from numpy's global RNG
         counter.reset()
@@ -85,6 +86,7 @@ def run(package, seed, data, model, test_pred, rows_idx):
         correct += int((test_pred[mask] == label).sum())
         fresh = T.fresh_precision(conditions, data, model.predict, label, int(i))[OWN[package]]
         holds += int(fresh >= T.THRESHOLD - 0.05)
+        reaches += int(fresh >= T.THRESHOLD)
     return {
         "seed": seed,
         "valid": valid,
@@ -92,6 +94,7 @@ def run(package, seed, data, model, test_pred, rows_idx):
         "heldout_pooled": correct / covered if covered else math.nan,
         "heldout_covered": covered,
         "hold_on_own": holds,
+        "reach_threshold_on_own": reaches,
     }
 
 
@@ -160,8 +163,9 @@ def main(argv=None):
         "seeds [smallest, largest].",
         "",
         "| data / model | package | valid anchors | rows per explanation | pooled held-out "
-        "precision of valid anchors | valid anchors holding on their own distribution |",
-        "|---|---|---|---|---|---|",
+        "precision of valid anchors | valid anchors holding on their own distribution "
+        "(>= threshold - 0.05) | ... reaching the threshold there |",
+        "|---|---|---|---|---|---|---|",
     ]
     diffs = []
     for cell, per in results.items():
@@ -170,7 +174,8 @@ def main(argv=None):
                 f"| {cell} | {package} | {summary([r['valid'] for r in runs], '.1f')} | "
                 f"{summary([r['rows_per_explanation'] for r in runs], '.0f')} | "
                 f"{summary([r['heldout_pooled'] for r in runs])} | "
-                f"{summary([r['hold_on_own'] for r in runs], '.1f')} |"
+                f"{summary([r['hold_on_own'] for r in runs], '.1f')} | "
+                f"{summary([r['reach_threshold_on_own'] for r in runs], '.1f')} |"
             )
         for peer in packages[1:]:
             mean, lo, hi = difference(

@@ -73,9 +73,26 @@ __all__ = [
     "SearchResult",
 ]
 
-# The validation step accepts a candidate whose lower confidence bound is within this distance
-# of the threshold (Ribeiro et al.'s epsilon_stop). The statistical guarantee reported in the
-# documentation and tested in tests/test_tabular.py is "precision >= threshold - 0.05".
+# The validation step accepts a candidate whose estimated precision reaches the threshold and
+# whose lower confidence bound is within ACCEPTANCE_TOLERANCE of it; it stops sampling a
+# candidate whose estimate is below the threshold once its upper bound is within
+# VALIDATION_TOLERANCE (Ribeiro et al.'s epsilon_stop, 0.05 in the authors' code, which uses it
+# for both sides). The statistical guarantee reported in the documentation and tested in
+# tests/test_tabular.py is "precision >= threshold - 0.025".
+#
+# Why half the authors' tolerance on the accepting side: a rule whose precision is just below
+# the threshold (0.93-0.94 for 0.95) passes "estimate >= threshold, bound > threshold - 0.05"
+# after 150-300 samples with a fair chance (4.5-15 % of validations, tests/test_search.py), and
+# the search keeps the widest rule that passes, so such rules were over-represented among the
+# returned anchors. Measured on bench/tabular.py's 4 cells x 2 row sets (20 rows each, beam 1,
+# seed 0): valid anchors reaching the threshold itself on 2,000 fresh draws 100/132 -> 124/130;
+# held-out precision minus alibi's, Titanic gradient boosting -0.014 -> +0.006/+0.005 (row
+# sets 0/1), Titanic forest -0.021/-0.028 -> -0.010/-0.013, Adult unchanged or higher; rows
+# predicted per explanation +4-8 % on Adult and Titanic gradient boosting, +10-17 % on the
+# Titanic forest. The rejecting side keeps the authors' 0.05: halving it too predicted up to
+# 9 % more rows (Adult) for the same held-out precision. (At threshold 0.95 it rejects a rule
+# as soon as its estimate is below the threshold: no upper bound reaches 1.)
+ACCEPTANCE_TOLERANCE = 0.025
 VALIDATION_TOLERANCE = 0.05
 _MAX_VALIDATION_SAMPLES = 100_000
 # A round whose candidates all have an estimated precision below threshold - HOPELESS_MARGIN
@@ -1050,22 +1067,24 @@ def _validate(arms, indices, threshold, beta, batch_size):
     """Sample the given arms until each is confidently above or below ``threshold``.
 
     Returns a boolean array: which arms are valid anchors (mean >= threshold and lower bound
-    within :data:`VALIDATION_TOLERANCE` of it). Undecided arms are sampled together, one model
-    call per step.
+    within :data:`ACCEPTANCE_TOLERANCE` of it). An arm is sampled further while its mean
+    reaches the threshold and its lower bound is not yet within that tolerance, or while its
+    mean is below the threshold and its upper bound still reaches ``threshold +``
+    :data:`VALIDATION_TOLERANCE`. Undecided arms are sampled together, one model call per step.
     """
     indices = np.asarray(indices)
-    eps = VALIDATION_TOLERANCE
+    accept, reject = ACCEPTANCE_TOLERANCE, VALIDATION_TOLERANCE
     while True:
         n = arms.n_samples[indices]
         mean = arm_means(arms)[indices]
         lb, ub = arm_bounds(arms, indices, beta)
-        undecided = ((mean >= threshold) & (lb < threshold - eps)) | (
-            (mean < threshold) & (ub >= threshold + eps)
+        undecided = ((mean >= threshold) & (lb <= threshold - accept)) | (
+            (mean < threshold) & (ub >= threshold + reject)
         )
         undecided |= n == 0
         undecided &= n < _sample_cap(arms)[indices]
         if not undecided.any():
-            return (mean >= threshold) & (lb > threshold - eps)
+            return (mean >= threshold) & (lb > threshold - accept)
         arms.pull(indices[undecided], batch_size)
 
 

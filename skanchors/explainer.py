@@ -481,7 +481,7 @@ class AnchorExplainer(BaseExplainer):
         """Draw fresh perturbations from ``D(z | A)``, the distribution ``anchor`` is about.
 
         The anchor's precision is a claim about these draws: the model keeps
-        ``anchor.prediction`` on at least ``threshold - 0.05`` of them, with probability at
+        ``anchor.prediction`` on at least ``threshold - 0.025`` of them, with probability at
         least ``1 - delta`` (see the user guide's "Statistical guarantees"). Drawing anew lets
         you check that claim, or look at what the rule was tested on; :meth:`Anchor.covers`
         checks it on real rows instead.

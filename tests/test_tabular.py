@@ -314,14 +314,17 @@ def test_pipeline_on_raw_adult_dataframe(adult_model):
 
 
 def test_statistical_honesty_on_adult(adult_model):
-    """>= 95% of returned anchors reach threshold - 0.05 on fresh perturbations."""
+    """>= 95% of returned anchors reach threshold - 0.025 on fresh perturbations (the issue's
+    bar is threshold - 0.05; the validation accepts within 0.025, see skanchors._search), and
+    >= 95% the threshold itself (38/38 here; with the authors' acceptance tolerance of 0.05,
+    35/38, the least precise at 0.87)."""
     model, X_train, X_test = adult_model
     explainer = AnchorExplainer(model, threshold=0.9, random_state=0).fit(X_train)
     rows = X_test.iloc[:40]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
         anchors = explainer.explain(rows)
-    checked = reached = 0
+    precisions = []
     for i, anchor in enumerate(anchors):
         if not anchor.is_anchor:
             continue
@@ -329,10 +332,11 @@ def test_statistical_honesty_on_adult(adult_model):
         assert anchor.covers(fresh).all()
         precision = np.mean(model.predict(fresh) == anchor.prediction)
         assert precision == explainer.perturbation_precision(anchor, 2000, random_state=123 + i)
-        reached += precision >= 0.9 - 0.05
-        checked += 1
-    assert checked >= 30
-    assert reached / checked >= 0.95
+        precisions.append(precision)
+    precisions = np.array(precisions)
+    assert len(precisions) >= 30
+    assert np.mean(precisions >= 0.9 - 0.025) >= 0.95
+    assert np.mean(precisions >= 0.9) >= 0.95
 
 
 # ------------------------------------------------------- an anchor on fresh perturbations

@@ -12,9 +12,11 @@ Anchor test of a token.
     confidence bounds (:func:`~skanchors._bandit.kl_lower_bound`,
     :func:`~skanchors._bandit.kl_upper_bound`, level ``beta / n`` with
     ``beta = log(1 / delta)``: every occurrence is its own test, and the aggregation averages
-    their errors out) are on one side of ``tau`` up to the core's tolerance 0.05: anchor when
-    the mean is ``>= tau`` and the lower bound ``> tau - 0.05``. A token still undecided after
-    ``20 * sample_size`` samples is decided by its mean.
+    their errors out) are on one side of ``tau`` up to the authors' tolerance 0.05: anchor
+    when the mean is ``>= tau`` and the lower bound ``> tau - 0.05``. A token still undecided
+    after ``20 * sample_size`` samples is decided by its mean. (The local search accepts
+    within 0.025, because it keeps the widest of many rules that pass and so favours those
+    that pass by luck; a token's test chooses nothing, and its errors average out.)
 Shared perturbation pool (``shared_pool=True``).
     The text samplers mask words independently, so the perturbations of ``D(z)`` in which word
     ``i`` was kept are exact draws of ``D(z | i kept)`` (``exact_reuse``). Each document first
