@@ -668,17 +668,29 @@ class ProbabilityModel:
 
     def predict_proba(self, X):
         proba = np.asarray(self._fn(X), dtype=float)
-        if proba.ndim != 2:
+        if proba.ndim != 2 or proba.shape[0] != _n_inputs(X):
             raise ValueError(
                 "The model must return class probabilities of shape (n_inputs, n_classes); "
-                f"it returned an array of shape {proba.shape}."
+                f"for {_n_inputs(X)} inputs it returned an array of shape {proba.shape}."
             )
         if self.classes_ is None:
+            if proba.shape[1] < 2:
+                raise ValueError(
+                    f"The model returned {proba.shape[1]} probability column; an anchor "
+                    "needs one column per class, at least two. For a binary model that "
+                    "returns P(class 1) alone, return both columns, e.g. "
+                    "np.column_stack([1 - p, p])."
+                )
             self.classes_ = np.arange(proba.shape[1])
         elif proba.shape[1] != len(self.classes_):
             raise ValueError(
                 f"The model returned {proba.shape[1]} probability columns for "
                 f"{len(self.classes_)} classes."
+            )
+        if not np.isfinite(proba).all():
+            raise ValueError(
+                "The model returned NaN or infinite class probabilities for "
+                f"{int((~np.isfinite(proba)).any(axis=1).sum())} of {len(proba)} inputs."
             )
         return proba
 
@@ -744,12 +756,23 @@ class RegressionModel:
         values = np.asarray(self._fn(X), dtype=float)
         if values.ndim == 2 and values.shape[1] == 1:
             values = values[:, 0]
-        if values.ndim != 1:
+        if values.ndim != 1 or values.shape[0] != _n_inputs(X):
             raise ValueError(
-                "A regression model must return one number per input, shape (n_inputs,); it "
-                f"returned an array of shape {values.shape}."
+                "A regression model must return one number per input, shape (n_inputs,); "
+                f"for {_n_inputs(X)} inputs it returned an array of shape {values.shape}."
+            )
+        if not np.isfinite(values).all():
+            raise ValueError(
+                "The regression model returned NaN or infinite predictions for "
+                f"{int((~np.isfinite(values)).sum())} of {len(values)} inputs."
             )
         return values
+
+
+def _n_inputs(X):
+    """Number of inputs in a batch: rows of an array or DataFrame, items of a list."""
+    shape = getattr(X, "shape", None)
+    return shape[0] if shape is not None and len(shape) else len(X)
 
 
 def as_probability_model(estimator):

@@ -542,6 +542,38 @@ def test_a_callable_with_an_attribute_named_labels_is_only_called():
         assert model.predict_index(X).tolist() == [0, 1]
 
 
+@pytest.mark.parametrize(
+    "output, message",
+    [
+        # a Keras-style sigmoid: P(class 1) alone, shape (n, 1)
+        (lambda X: 1.0 / (1.0 + np.exp(-X[:, :1])), "1 probability column"),
+        (lambda X: np.full((len(X), 2), 0.5)[:1], r"for \d+ inputs .* shape \(1, 2\)"),
+        (lambda X: np.tile([0.2, 0.8], (3, 1)), r"for \d+ inputs .* shape \(3, 2\)"),
+        (lambda X: np.column_stack([np.full(len(X), 0.1), np.full(len(X), np.nan)]), "NaN"),
+    ],
+)
+def test_a_callable_whose_probabilities_are_malformed_is_refused(output, message):
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    with pytest.raises(ValueError, match=message):
+        ProbabilityModel(output).predict_proba(X)
+    with pytest.raises(ValueError, match=message):
+        AnchorExplainer(output, random_state=0).fit(X).explain(X[:1])
+
+
+@pytest.mark.parametrize(
+    "output, message",
+    [
+        (lambda X: np.array([1.0]), r"for 5 inputs .* shape \(1,\)"),
+        (lambda X: np.where(X[:, 0] > 0, np.nan, 1.0), "NaN"),
+    ],
+)
+def test_a_regression_callable_whose_predictions_are_malformed_is_refused(output, message):
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    X[0, 0] = 1.0
+    with pytest.raises(ValueError, match=message):
+        RegressionModel(output).predict(X)
+
+
 def test_a_callable_is_never_replaced():
     X, y = _data()
     forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
