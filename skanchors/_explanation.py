@@ -33,6 +33,16 @@ def _number(value):
     return None if math.isnan(value) else value
 
 
+def _beside(value, threshold):
+    """``value`` with two decimals, or as many more as it takes (up to six) for the printed
+    number to stay on the same side of ``threshold`` as the value itself: 0.9489 is not
+    printed as 0.95 against a threshold of 0.95."""
+    digits = 2
+    while digits < 6 and (round(value, digits) >= threshold) != (value >= threshold):
+        digits += 1
+    return f"{value:.{digits}f}"
+
+
 def _float(value):
     """Inverse of :func:`_number`."""
     return math.nan if value is None else float(value)
@@ -124,9 +134,15 @@ class Step:
     coverage: float
 
 
-@dataclass
+@dataclass(eq=False)
 class Anchor:
     """An IF-THEN rule that holds the model's prediction in place.
+
+    Two anchors are equal (``==``) when they state the same rule with the same numbers:
+    the same predicates in the same order, prediction, ``is_anchor``, threshold, precision,
+    coverage and regression tolerance. Samples, counts, timings and examples are not
+    compared, so the anchors of two runs, or an anchor and its JSON round trip, compare
+    equal. Anchors hash by their predicates and prediction.
 
     Attributes
     ----------
@@ -187,6 +203,25 @@ class Anchor:
     instance: Any = None
     tolerance: float | None = None
 
+    def _identity(self):
+        numbers = (self.threshold, self.precision, self.coverage)
+        tolerance = None if self.tolerance is None else float(self.tolerance)
+        return (
+            tuple(self.predicates),
+            _plain(self.prediction),
+            bool(self.is_anchor),
+            tuple(_number(x) for x in numbers),  # NaN as None, so NaN equals NaN
+            tolerance,
+        )
+
+    def __eq__(self, other):
+        if not isinstance(other, Anchor):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self):
+        return hash(self._identity()[:2])
+
     # ----------------------------------------------------------------- reading the rule
     def __len__(self):
         return len(self.predicates)
@@ -234,7 +269,8 @@ class Anchor:
         if self.tolerance is not None:
             pred = f"{format_value(pred)} +- {format_value(self.tolerance)}"
         return (
-            f"IF {cond} THEN PREDICT {pred} WITH PRECISION {self.precision:.2f} "
+            f"IF {cond} THEN PREDICT {pred} WITH PRECISION "
+            f"{_beside(self.precision, self.threshold)} "
             f"AND COVERAGE {self.coverage:.2f}{flag}"
         )
 

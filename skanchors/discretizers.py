@@ -24,10 +24,17 @@ __all__ = ["QuantileDiscretizer", "EdgesDiscretizer", "make_discretizer", "forma
 
 
 def format_value(value):
-    """Short, readable rendering of a bin edge or a feature value.
+    """Readable rendering of a bin edge or a feature value, exact where it is short.
 
-    >>> format_value(28.0), format_value(14.4542), format_value(3), format_value("a")
-    ('28.0', '14.45', '3', 'a')
+    A float is written in full when its shortest exact form has at most 10 significant
+    digits (an edge of 31.275 must not read 31.27: a fare of exactly 31.275 would seem to
+    satisfy ``Fare > 31.27`` but not ``Fare > 31.275``), else with 6 (the noise of an
+    interpolated quantile: 7.917699999999999 reads 7.9177).
+
+    >>> format_value(28.0), format_value(31.275), format_value(0.1 + 0.2), format_value(3)
+    ('28.0', '31.275', '0.3', '3')
+    >>> format_value("a")
+    'a'
     """
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
@@ -39,7 +46,9 @@ def format_value(value):
             return "NaN"
         if value.is_integer() and abs(value) < 1e15:
             return f"{value:.1f}"
-        return f"{value:.4g}"
+        text = repr(value)
+        mantissa = text.split("e")[0].lstrip("-").replace(".", "").lstrip("0")
+        return text if len(mantissa) <= 10 else f"{value:.6g}"
     return str(value)
 
 

@@ -79,6 +79,45 @@ def test_json_round_trip(anchor, data):
     np.testing.assert_array_equal(back.covers(data), anchor.covers(data))
 
 
+def test_anchors_with_the_same_rule_and_numbers_are_equal(anchor, data):
+    # examples are DataFrames: comparing them field by field would raise
+    assert isinstance(anchor.examples_hold, pd.DataFrame)
+    back = Anchor.from_json(anchor.to_json())
+    assert back == anchor and hash(back) == hash(anchor)
+    assert len({anchor, back}) == 1 and [anchor].index(back) == 0
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
+    again = AnchorExplainer(PlantedModel(), discretizer=disc, random_state=0).fit(data)
+    assert again.explain(row(0.9, "red"))[0] == anchor  # another run, other timings
+    shorter = Anchor(anchor.predicates[:1], 1, anchor.precision, anchor.coverage, True, 0.95)
+    assert shorter != anchor
+    other_class = Anchor.from_dict({**anchor.to_dict(), "prediction": 0})
+    assert other_class != anchor and anchor != "IF ..."
+    nan = Anchor((), 1, math.nan, 1.0, False, 0.95)
+    assert nan == Anchor((), 1, math.nan, 1.0, False, 0.95)
+
+
+@pytest.mark.parametrize(
+    "precision, threshold, shown",
+    [
+        (0.9489, 0.95, "0.949"),
+        (0.94999, 0.95, "0.94999"),
+        (0.9, 0.95, "0.90"),
+        (0.96, 0.95, "0.96"),
+    ],
+)
+def test_the_printed_precision_never_crosses_the_threshold(precision, threshold, shown):
+    anchor = Anchor((Predicate("x", ">", 1.0, 0),), 1, precision, 0.5, False, threshold)
+    assert f"WITH PRECISION {shown} AND" in str(anchor)
+
+
+def test_a_printed_edge_means_what_the_rule_tests():
+    # Titanic's fares include 31.275 exactly: "Fare > 31.27" would seem to cover them
+    fares = pd.DataFrame({"Fare": [31.27, 31.275, 31.28]})
+    rule = Anchor((Predicate("Fare", ">", 31.275, 0),), 0, 0.97, 0.1, True, 0.95)
+    assert str(rule).startswith("IF Fare > 31.275 THEN")
+    assert rule.covers(fares).tolist() == [False, False, True]
+
+
 def test_json_of_missing_estimates_is_strict_and_restores_nan():
     anchor = Anchor(
         predicates=(Predicate("age", "isna", None, 0),),
