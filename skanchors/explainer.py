@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import os
+import sys
 import time
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import _fit_context, clone, is_regressor
 from sklearn.utils import check_random_state
@@ -15,7 +18,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._bandit import KLLUCB, BatchSAR, make_bandit
-from ._base import BaseExplainer, _check_not_a_string, row_seed, take_rows
+from ._base import N_JOBS, BaseExplainer, _check_not_a_string, row_seed, take_rows
 from ._batching import _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
@@ -50,7 +53,7 @@ class AnchorExplainer(BaseExplainer):
         The paper's tau: the precision a rule must reach to be an anchor.
     delta : float in (0, 1), default=0.1
         Statistical risk: the returned anchor reaches the threshold (up to a tolerance of
-        0.05) with probability at least ``1 - delta`` (a union bound over every rule the
+        0.025) with probability at least ``1 - delta`` (a union bound over every rule the
         search validates).
     epsilon : float in (0, 1], default=0.15
         Tolerance of the KL-LUCB bandit when it picks the ``beam_size`` most precise
@@ -66,7 +69,8 @@ class AnchorExplainer(BaseExplainer):
         :mod:`skanchors.discretizers`.
     categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
         Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
-        (in an object array, the columns whose values are not all numbers).
+        (in an object array, the columns whose values are not all numbers). A list or mask
+        replaces ``"auto"``: it names every categorical feature, the non-numeric ones too.
     perturbation : {"replace", "reference"}, default="replace"
         Tables only: the distribution ``D(z | A)`` precision is measured on.
         ``"replace"`` (Ribeiro et al.): a random reference row whose values that break the
@@ -190,7 +194,7 @@ class AnchorExplainer(BaseExplainer):
         "score_rows": [Interval(Integral, 1, None, closed="left"), None],
         "score_threshold": [Interval(Real, 0, 1, closed="right"), None],
         "cache_size": [Interval(Integral, 0, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -351,7 +355,12 @@ class AnchorExplainer(BaseExplainer):
         if y is None:
             return predicted, call_seconds
         if regression:
-            y = np.asarray(y, dtype=float).ravel()
+            try:
+                y = np.asarray(y, dtype=float).ravel()
+            except (TypeError, ValueError) as error:
+                raise ValueError(
+                    f"y must hold numbers, the regression targets to anchor: {error}."
+                ) from None
             if len(y) != len(rows):
                 raise ValueError(f"y has {len(y)} entries for {len(rows)} rows of X.")
             return y, call_seconds
@@ -447,12 +456,17 @@ class AnchorExplainer(BaseExplainer):
             else:
                 anchor.prediction = self.classes_[targets[i]]
             if not anchor.is_anchor:
+                where = f"Row {i}"
+                if isinstance(rows[i], pd.DataFrame):
+                    label = rows[i].index[0]
+                    label = label.item() if isinstance(label, np.generic) else label
+                    where += f" (index {label!r})"
                 warnings.warn(
-                    f"Row {i}: no rule reached precision {self.threshold}; returning the best "
+                    f"{where}: no rule reached precision {self.threshold}; returning the best "
                     f"candidate found (precision {anchor.precision:.3f} on {anchor.n_samples} "
                     "samples) with is_anchor=False.",
                     NoAnchorWarning,
-                    stacklevel=2,
+                    stacklevel=_outside_stacklevel(),
                 )
         return anchors
 
@@ -674,6 +688,21 @@ def _generator(random_state):
         f"random_state must be an int, a numpy Generator or RandomState, or None; got "
         f"{random_state!r}."
     )
+
+
+def _outside_stacklevel():
+    """The ``stacklevel`` of a warning raised by the caller, attributed to the first frame
+    outside skanchors (and scikit-learn's output wrapper around ``transform``): the user's
+    line, whether it called ``explain``, ``transform`` or a Pipeline's method."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    wrapper = os.path.join("sklearn", "utils", "_set_output.py")
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if not (name.startswith(package) or name.endswith(wrapper)):
+            break
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=True, shared=None):

@@ -40,7 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseExplainer, _check_not_a_string, concat_rows, row_seed
+from ._base import N_JOBS, BaseExplainer, _check_not_a_string, concat_rows, row_seed
 from ._explanation import Predicate
 from .discretizers import format_value
 from .models import as_probability_model
@@ -338,7 +338,8 @@ class LimeExplainer(BaseExplainer):
         feature of a numeric column is "in the instance's bin".
     categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
         Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
-        (in an object array, the columns whose values are not all numbers).
+        (in an object array, the columns whose values are not all numbers). A list or mask
+        replaces ``"auto"``: it names every categorical feature, the non-numeric ones too.
     sampler : sampler object or None, default=None
         The perturbation distribution: ``None`` picks
         :class:`~skanchors.samplers.TabularSampler` for tables and
@@ -416,7 +417,7 @@ class LimeExplainer(BaseExplainer):
         "categorical_features": [StrOptions({"auto"}), "array-like"],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
         "target_class": "no_validation",
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -91,6 +91,8 @@ def test_regression_errors(data):
         ).fit(X).explain(X.iloc[[0]])
     with pytest.raises(ValueError, match="'tolerance' parameter"):
         AnchorExplainer(model, tolerance=0).fit(X)
+    with pytest.raises(ValueError, match="y must hold numbers"):
+        AnchorExplainer(model).fit(X).explain(X.iloc[[0]], y=["abc"])
 
 
 def test_reference_perturbation_holds_the_band_on_real_rows(data):

@@ -9,6 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.compose import make_column_transformer
 from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OrdinalEncoder
@@ -144,6 +145,22 @@ def test_explaining_a_chosen_class(planted_explainer):
     assert anchor.prediction == 1
     assert not anchor.is_anchor
     assert anchor.precision < 0.95
+
+
+def test_the_no_anchor_warning_names_the_row_and_points_at_the_callers_line(planted_explainer):
+    rows = pd.concat([row(0.9, "red"), row(0.2, "green")]).set_axis([298, 609])
+    with pytest.warns(NoAnchorWarning, match=r"^Row 1 \(index 609\): no rule") as caught:
+        planted_explainer.explain(rows, y=[1, 1])
+    assert [w.filename for w in caught] == [__file__]
+
+    def flipping(X):  # the class flips within every bin of x0: no rule holds it
+        p = (np.sin(60 * X["x0"].to_numpy()) > 0).astype(float)
+        return np.column_stack([1 - p, p])
+
+    explainer = AnchorExplainer(flipping, random_state=0).fit(planted_data(n=400))
+    with pytest.warns(NoAnchorWarning, match=r"^Row 0 \(index 609\)") as caught:
+        explainer.transform(rows.iloc[[1]])
+    assert [w.filename for w in caught] == [__file__]
 
 
 def test_multiclass_model():
@@ -809,6 +826,21 @@ def test_clone_shares_the_fitted_model(planted_explainer):
     assert copy.get_params()["threshold"] == 0.95
 
 
+def test_the_fitted_models_parameters_are_not_the_explainers():
+    model = LogisticRegression(C=1.0).fit(planted_data(n=60, seed=1)[["x0", "x1"]], [0, 1] * 30)
+    explainer = AnchorExplainer(model)
+    assert "estimator" in explainer.get_params()
+    assert not [k for k in explainer.get_params(deep=True) if k.startswith("estimator__")]
+    with pytest.raises(ValueError, match="Cannot set estimator__C: .* never refits"):
+        explainer.set_params(estimator__C=0.001)
+    with pytest.raises(ValueError, match="Cannot set estimator__C"):
+        GridSearchCV(explainer, {"estimator__C": [0.001, 100.0]}, cv=2).fit(
+            planted_data(n=60, seed=2)[["x0", "x1"]]
+        )
+    assert model.C == 1.0  # the user's model is untouched
+    assert explainer.set_params(threshold=0.9).threshold == 0.9
+
+
 def test_grid_search_over_threshold_and_beam_size(data):
     model = DecisionTreeClassifier(max_depth=3, random_state=0)
     X = data.assign(colour=data["colour"].cat.codes)
@@ -919,6 +951,20 @@ def test_wrong_columns_and_shapes(planted_explainer):
         planted_explainer.explain(row(0.5, "red"), y=[0, 1])
     with pytest.raises(ValueError, match="does not predict"):
         planted_explainer.explain(row(0.5, "red"), y=[7])
+
+
+def test_text_in_a_numeric_column_is_refused_by_name(planted_explainer):
+    bad = row(0.5, "red").astype({"x0": object})
+    bad.loc[bad.index[0], "x0"] = "abc"
+    with pytest.raises(ValueError, match="X column 'x0' is numeric .* holds 'abc'"):
+        planted_explainer.explain(bad)
+    as_text = row(0.9, "red").astype({"x0": str})  # numbers stored as text are numbers
+    assert len(planted_explainer.sampler_.split(as_text)) == 1
+
+
+def test_n_jobs_zero_is_refused_when_fitting(data):
+    with pytest.raises(ValueError, match="'n_jobs' parameter .* Got 0"):
+        AnchorExplainer(PlantedModel(), n_jobs=0).fit(data)
 
 
 def test_array_shape_errors():

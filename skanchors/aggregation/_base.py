@@ -22,6 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._base import N_JOBS
 from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
 
@@ -60,7 +61,7 @@ class BaseGlobalAggregator(TransformerMixin, BaseEstimator):
         "removal": [str],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "callback": [callable, None],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -55,7 +55,7 @@ class TabularSampler(BaseEstimator):
     categorical_features : "auto", list of str/int, or boolean mask, default="auto"
         Features whose predicates are equalities. ``"auto"``: non-numeric columns (object,
         string, category, bool); in an object array, the columns whose values are not all
-        numbers.
+        numbers. A list or mask replaces ``"auto"``: it names every categorical feature.
     perturbation : {"replace", "reference"}, default="replace"
         ``D(z | A)``. ``"replace"``: a random reference row whose values that violate ``A``
         are replaced, feature by feature, by values of reference rows that satisfy ``A`` on
@@ -458,8 +458,23 @@ class TabularSampler(BaseEstimator):
         if len(rows) == 0:
             raise ValueError("X has no rows to explain.")
         if self._frame_input:
+            self._check_numbers(rows)
             return [rows.iloc[[i]] for i in range(len(rows))]
         return [rows[i : i + 1] for i in range(len(rows))]
+
+    def _check_numbers(self, frame):
+        """Columns that are numeric in the reference data hold numbers (or nothing) in
+        ``frame``: numbers stored as text are fine, other text is refused by name."""
+        for j in np.flatnonzero(~self.categorical_):
+            column = frame.iloc[:, j]
+            if pd.api.types.is_numeric_dtype(column.dtype):
+                continue
+            bad = pd.to_numeric(column, errors="coerce").isna() & column.notna()
+            if bad.any():
+                raise ValueError(
+                    f"X column {frame.columns[j]!r} is numeric in the reference data, but "
+                    f"holds {column[bad].iloc[0]!r}, which is not a number."
+                )
 
     def to_model_input(self, X):
         """The rows as the model expects them (reordered columns for DataFrames)."""
