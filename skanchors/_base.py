@@ -18,7 +18,15 @@ from sklearn.utils._param_validation import Interval
 
 from .samplers.tabular import TabularSampler
 
-__all__ = ["BaseExplainer", "N_JOBS", "concat_rows", "is_text", "row_seed", "take_rows"]
+__all__ = [
+    "BaseExplainer",
+    "ExplainsFittedModel",
+    "N_JOBS",
+    "concat_rows",
+    "is_text",
+    "row_seed",
+    "take_rows",
+]
 
 # The n_jobs parameter's constraint: joblib's meaning (-1 all cores, -2 all but one, ...); 0
 # means nothing to joblib, so it is refused when set rather than when explaining.
@@ -29,7 +37,31 @@ N_JOBS = [
 ]
 
 
-class BaseExplainer(TransformerMixin, BaseEstimator):
+class ExplainsFittedModel:
+    """For estimators whose ``estimator`` parameter is the fitted model they explain.
+
+    The model's own parameters are not theirs: it is fitted and only called, so changing
+    them would change neither its predictions nor the explanation, and would modify the
+    user's model, which clones share. ``get_params(deep=True)`` leaves them out, and setting
+    one (``estimator__C``, say, in a grid search) is refused with the reason.
+    """
+
+    def get_params(self, deep=True):
+        params = super().get_params(deep=deep)
+        return {k: v for k, v in params.items() if not k.startswith("estimator__")}
+
+    def set_params(self, **params):
+        nested = sorted(k for k in params if k.startswith("estimator__"))
+        if nested:
+            raise ValueError(
+                f"Cannot set {', '.join(nested)}: the explained estimator is used as fitted "
+                "and never refit or modified, so its parameters cannot be set or searched "
+                "here. Set them on the model, refit it, and explain the refitted model."
+            )
+        return super().set_params(**params)
+
+
+class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
     """Shared behaviour of the local explainers.
 
     Subclasses store ``estimator``, ``sampler``, ``discretizer`` and ``categorical_features``.
@@ -41,24 +73,6 @@ class BaseExplainer(TransformerMixin, BaseEstimator):
         params = self.get_params(deep=False)
         estimator = params.pop("estimator")
         return type(self)(estimator, **{k: clone(v, safe=False) for k, v in params.items()})
-
-    def get_params(self, deep=True):
-        # The explained model's own parameters are not the explainer's: it is fitted, and
-        # changing them would change neither its predictions nor the explanation (and would
-        # modify the user's model, which clones share).
-        params = super().get_params(deep=deep)
-        return {k: v for k, v in params.items() if not k.startswith("estimator__")}
-
-    def set_params(self, **params):
-        nested = sorted(k for k in params if k.startswith("estimator__"))
-        if nested:
-            raise ValueError(
-                f"Cannot set {', '.join(nested)}: the explainer explains the fitted estimator "
-                "as it is and never refits or modifies it, so its parameters cannot be set or "
-                "searched through the explainer. Set them on the model, refit it, and explain "
-                "the refitted model."
-            )
-        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

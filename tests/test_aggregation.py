@@ -346,9 +346,41 @@ def test_model_error_keeps_finished_batches():
     with pytest.raises(RuntimeError, match="model crashed"):
         agg.fit(DOCS)
     assert seen == [10, 20]
-    assert agg.n_documents_seen_ == 20
+    assert agg.n_documents_seen_ == 20 and agg.stopped_early_
     assert agg.document_counts_.to_numpy().sum() > 0
     assert len(agg.history_) == 2 and set(agg.top_terms_) == {"ham", "spam"}
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, RuntimeError])
+def test_an_interrupted_run_continued_equals_an_uninterrupted_one(interrupt):
+    # The documents the interrupted call did not reach must not stay counted (they feed
+    # min_count, candidate filtering and the adaptive threshold of every later batch).
+    model = PlantedModel()
+    params = dict(FAST, order="given")
+
+    def stop_after_two_batches(agg):
+        if agg.n_documents_seen_ == 20:
+            model.fail = True
+
+    original = model.predict_proba
+
+    def predict_proba(X):
+        if model.fail:
+            raise interrupt("stop")
+        return original(X)
+
+    model.predict_proba = predict_proba
+    agg = GlobalAnchorAggregator(model, callback=stop_after_two_batches, **params)
+    with pytest.raises(interrupt):
+        agg.fit(DOCS)
+    assert agg.n_documents_seen_ == 20
+    model.fail = False
+    agg.set_params(callback=None).partial_fit(DOCS[20:])
+    whole = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
+    assert agg.n_documents_seen_ == whole.n_documents_seen_ == len(DOCS)
+    assert agg._n_known().tolist() == whole._n_known().tolist()
+    assert agg.top_terms_ == whole.top_terms_
+    assert agg.positive_counts_.sort_index().equals(whole.positive_counts_.sort_index())
 
 
 def test_max_time_and_callback_stop_cleanly():
@@ -414,6 +446,10 @@ def test_transform_score_gridsearch_and_clone(fitted):
     search = GridSearchCV(agg, {"delta": [0.1, 0.4]}, cv=2).fit(DOCS)
     assert search.best_score_ > 0.05
     assert search.best_estimator_.estimator is model
+    # the fitted model's own parameters are not the aggregator's to search
+    assert not [k for k in agg.get_params(deep=True) if k.startswith("estimator__")]
+    with pytest.raises(ValueError, match="Cannot set estimator__high"):
+        agg.set_params(estimator__high=0.5)
 
 
 @pytest.mark.parametrize(

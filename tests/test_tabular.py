@@ -831,7 +831,7 @@ def test_the_fitted_models_parameters_are_not_the_explainers():
     explainer = AnchorExplainer(model)
     assert "estimator" in explainer.get_params()
     assert not [k for k in explainer.get_params(deep=True) if k.startswith("estimator__")]
-    with pytest.raises(ValueError, match="Cannot set estimator__C: .* never refits"):
+    with pytest.raises(ValueError, match="Cannot set estimator__C: .* never refit"):
         explainer.set_params(estimator__C=0.001)
     with pytest.raises(ValueError, match="Cannot set estimator__C"):
         GridSearchCV(explainer, {"estimator__C": [0.001, 100.0]}, cv=2).fit(

@@ -22,14 +22,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import N_JOBS
+from .._base import N_JOBS, ExplainsFittedModel
 from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
 
 __all__ = ["BaseGlobalAggregator"]
 
 
-class BaseGlobalAggregator(TransformerMixin, BaseEstimator):
+class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator):
     """Shared behaviour of the global aggregators of local text explanations.
 
     Subclasses store the parameters of :attr:`_parameter_constraints` (they extend the dict)
@@ -290,12 +290,15 @@ class BaseGlobalAggregator(TransformerMixin, BaseEstimator):
         bs = self.batch_size
         batches = [list(range(s, min(s + bs, len(docs)))) for s in range(0, len(docs), bs)]
         bar = self._progress(len(docs))
+        done = 0  # batches finished (their counts in the state)
         try:
             for b, batch in enumerate(batches):
                 t0 = time.perf_counter()
                 if not self._process_batch(docs, targets, prepared, batch):
+                    done = b + 1
                     self._report(bar, len(batch), skipped=True)
                     continue
+                done = b + 1
                 self.elapsed_time_ += time.perf_counter() - t0
                 self._record()
                 self._publish()
@@ -309,6 +312,14 @@ class BaseGlobalAggregator(TransformerMixin, BaseEstimator):
                     self.stopped_early_ = True
                     self._drop(targets, prepared, [i for bb in batches[b + 1 :] for i in bb])
                     break
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, a model error): the finished batches stay, and
+            # the documents not processed are forgotten as when stopping early, so that a
+            # later partial_fit counts only what it was given.
+            self.stopped_early_ = True
+            self._drop(targets, prepared, [i for bb in batches[done:] for i in bb])
+            self._publish()
+            raise
         finally:
             if bar is not None:
                 bar.close()
