@@ -8,6 +8,8 @@ same way for both.
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 from numbers import Integral
 
 import joblib
@@ -123,6 +125,22 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
 
 
+def outside_stacklevel():
+    """The ``stacklevel`` for a warning its caller raises: the first frame outside skanchors
+    and scikit-learn (whose wrappers, Pipelines and searches may stand between), i.e. the
+    user's line that called ``explain``, ``transform``, ``fit``, or a Pipeline's method."""
+    import sklearn
+
+    inside = tuple(
+        os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+        for module in (sys.modules[__package__], sklearn)
+    )
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _check_not_a_string(X):
     """A single str is a common slip for ``[document]``: say so instead of failing later."""
     if isinstance(X, str):
@@ -133,7 +151,8 @@ def _check_not_a_string(X):
 
 
 def is_text(X):
-    """Whether X is a collection of documents (1-d, every element a str)."""
+    """Whether X is a collection of documents: 1-d, with a str among its elements (the text
+    path then says which element is not one, rather than the table path that X is 1-d)."""
     if isinstance(X, pd.DataFrame):
         return False
     if isinstance(X, pd.Series):
@@ -144,7 +163,7 @@ def is_text(X):
         return False
     if isinstance(values, np.ndarray) and values.ndim != 1:
         return False
-    return len(values) > 0 and all(isinstance(v, str) for v in values)
+    return any(isinstance(v, str) for v in values)
 
 
 def row_seed(base, row, salt=""):

@@ -290,6 +290,10 @@ class Anchor:
         """
         if isinstance(X, str):
             raise TypeError("X must be a collection of rows or documents, not a single string.")
+        if any(p.op == "contains" for p in self.predicates):  # a text anchor: documents
+            from .samplers.text import check_documents
+
+            X = check_documents(X, allow_wordless=True, allow_empty=True)
         n = len(X)
         mask = np.ones(n, dtype=bool)
         for p in self.predicates:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import os
-import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -18,7 +16,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._bandit import KLLUCB, BatchSAR, make_bandit
-from ._base import N_JOBS, BaseExplainer, _check_not_a_string, row_seed, take_rows
+from ._base import (
+    N_JOBS,
+    BaseExplainer,
+    _check_not_a_string,
+    outside_stacklevel,
+    row_seed,
+    take_rows,
+)
 from ._batching import _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
@@ -466,7 +471,7 @@ class AnchorExplainer(BaseExplainer):
                     f"candidate found (precision {anchor.precision:.3f} on {anchor.n_samples} "
                     "samples) with is_anchor=False.",
                     NoAnchorWarning,
-                    stacklevel=_outside_stacklevel(),
+                    stacklevel=outside_stacklevel(),
                 )
         return anchors
 
@@ -688,21 +693,6 @@ def _generator(random_state):
         f"random_state must be an int, a numpy Generator or RandomState, or None; got "
         f"{random_state!r}."
     )
-
-
-def _outside_stacklevel():
-    """The ``stacklevel`` of a warning raised by the caller, attributed to the first frame
-    outside skanchors (and scikit-learn's output wrapper around ``transform``): the user's
-    line, whether it called ``explain``, ``transform`` or a Pipeline's method."""
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    wrapper = os.path.join("sklearn", "utils", "_set_output.py")
-    frame, level = sys._getframe(1), 1
-    while frame is not None:
-        name = os.path.abspath(frame.f_code.co_filename)
-        if not (name.startswith(package) or name.endswith(wrapper)):
-            break
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=True, shared=None):

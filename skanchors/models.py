@@ -821,6 +821,22 @@ def _stamp(name):
     )
 
 
+def check_pretrained_source(name, argument):
+    """Refuse ``name`` when it is a local path (absolute, starting with ``.`` or ``~``, or
+    with more than one ``/``: a Hub name is ``name`` or ``namespace/name``) to a folder that
+    does not exist, naming ``argument``; Hugging Face would report it as a malformed Hub
+    name."""
+    text = os.fspath(name)
+    pathlike = (
+        os.path.isabs(text) or text.startswith((".", "~")) or text.count("/") > 1 or "\\" in text
+    )
+    if pathlike and not os.path.exists(os.path.expanduser(text)):
+        raise FileNotFoundError(
+            f"{argument}={text!r}: no such folder. Pass the folder of a model saved with "
+            "save_pretrained, or a Hugging Face Hub name such as 'namespace/model-name'."
+        )
+
+
 def _load_pretrained(kind, name, device, load):
     """``load()`` once per (kind, name, device) and process; later calls share its result."""
     key = (kind, os.fspath(name), str(device), _stamp(os.fspath(name)))
@@ -967,6 +983,7 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
                 "HFTextClassifier needs torch and transformers: pip install 'skanchors[text]'."
             ) from exc
         if _is_name(self.model):
+            check_pretrained_source(self.model, "model")
             if self.device is not None:
                 device = torch.device(self.device)
             else:
@@ -1006,6 +1023,7 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
                 "tokenizer", source, None, lambda: AutoTokenizer.from_pretrained(source)
             )
         elif _is_name(self.tokenizer):
+            check_pretrained_source(self.tokenizer, "tokenizer")
             source = os.fspath(self.tokenizer)
             tokenizer = _load_pretrained(
                 "tokenizer", source, None, lambda: AutoTokenizer.from_pretrained(source)

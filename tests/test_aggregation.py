@@ -1,6 +1,7 @@
 """GlobalAnchorAggregator and the aggregation functions (seed 001: Mor, Belinkov, Kimelfeld)."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -412,6 +413,18 @@ def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path, fitted):
         GlobalAnchorAggregator(PlantedModel(), checkpoint=str(path), **{**FAST, "k": 5}).fit(DOCS)
     state = pickle.dumps(resumed)  # the fitted aggregator pickles (model included)
     assert pickle.loads(state).top_terms_ == resumed.top_terms_
+
+
+def test_a_checkpoint_of_other_documents_is_flagged(tmp_path):
+    path = str(tmp_path / "state.joblib")
+    GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[:20])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same documents again: all of them replayed
+        GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[:20])
+    with pytest.warns(UserWarning, match="holds 2 batches of documents that this call") as w:
+        other = GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[20:40])
+    assert [x.filename for x in w] == [__file__]
+    assert other.n_documents_seen_ == 40  # the saved counts are kept, as documented
 
 
 def test_verbose_shows_progress_with_top_words(capsys, monkeypatch):

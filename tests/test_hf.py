@@ -411,3 +411,16 @@ def test_classifier_bad_input(clf):
 
     with pytest.raises(TypeError, match="model must be"):
         HFTextClassifier(object()).predict_proba(["x"])
+
+
+@pytest.mark.parametrize("path", ["/tmp/no/such/model", "./no_such_dir", "a/b/c"])
+def test_a_missing_model_folder_is_named(path, hf):
+    from skanchors.models import HFTextClassifier
+    from skanchors.samplers import MaskedLMSampler
+
+    with pytest.raises(FileNotFoundError, match=f"model={path!r}: no such folder"):
+        HFTextClassifier(path).predict_proba(["x"])
+    with pytest.raises(FileNotFoundError, match=f"model={path!r}: no such folder"):
+        MaskedLMSampler(path).fit(["some words here"])
+    with pytest.raises(FileNotFoundError, match=f"tokenizer={path!r}: no such folder"):
+        HFTextClassifier(hf["clf"], tokenizer=path).predict_proba(["x"])

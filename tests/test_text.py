@@ -4,6 +4,7 @@ import dataclasses
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -186,3 +187,21 @@ def test_text_input_errors():
         AnchorExplainer(WordModel("free"), discretizer="decile").fit(DOCS)
     with pytest.raises(ValueError, match="balance"):
         AnchorExplainer(WordModel("free"), balance=True).fit(DOCS)
+    # a text column with a missing value is documents with a bad one, not a table
+    column = pd.Series([DOCS[0], None, DOCS[1]])
+    with pytest.raises(TypeError, match=r"X\[1\] is a"):
+        AnchorExplainer(WordModel("free")).fit(column)
+    with pytest.raises(TypeError, match=r"X\[1\] is a int"):
+        AnchorExplainer(WordModel("free")).fit([DOCS[0], 5])
+
+
+def test_a_text_anchor_covers_documents_only():
+    explainer = AnchorExplainer(WordModel("free"), random_state=0).fit(DOCS)
+    anchor = explainer.explain(["free stuff for you"])[0]
+    assert [p.op for p in anchor.predicates] == ["contains"]
+    assert anchor.covers(["free beer", "nothing"]).tolist() == [True, False]
+    # iterating over a DataFrame gives its column names: refused, not silently wrong
+    with pytest.raises(TypeError, match="select its text column"):
+        anchor.covers(pd.DataFrame({"text": ["free beer", "nothing"]}))
+    with pytest.raises(TypeError, match=r"X\[0\] is a int"):
+        anchor.covers([1])

@@ -323,6 +323,8 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         finally:
             if bar is not None:
                 bar.close()
+        if not self.stopped_early_:
+            self._finish_run()
         self._publish()
 
     def _start_run(self, docs, targets):
@@ -331,6 +333,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     def _drop(self, targets, prepared, indices):
         """Forget the documents ``indices`` of a call that stopped early."""
+
+    def _finish_run(self):
+        """After a call that processed all its documents (nothing by default)."""
 
     def _save_checkpoint(self):
         """Save the state after a batch (no checkpoint by default)."""

@@ -118,6 +118,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import warnings
 from collections import Counter
 from numbers import Integral, Real
 
@@ -128,7 +129,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._bandit import kl_lower_bound, kl_upper_bound
-from .._base import row_seed
+from .._base import outside_stacklevel, row_seed
 from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
 from ..samplers.text import TextInstance, tokenize
@@ -251,7 +252,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     checkpoint : str, path or None, default=None
         File where the state (counts, not the model) is saved after each batch. A new
         aggregator with the same file and parameters resumes from it: batches already counted
-        are skipped.
+        are skipped. Its counts are kept whatever documents the new call is given; a call that
+        does not contain all the saved batches warns (a checkpoint of another corpus).
     callback : callable or None, default=None
         Called as ``callback(aggregator)`` after each batch; returning True stops the run.
     n_jobs : int or None, default=None
@@ -736,6 +738,20 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         tmp = f"{path}.tmp{os.getpid()}"
         joblib.dump(state, tmp)
         os.replace(tmp, path)  # atomic: a crash never leaves a half-written checkpoint
+
+    def _finish_run(self):
+        left = sum(self._replay.values())
+        if left:
+            warnings.warn(
+                f"checkpoint {os.fspath(self.checkpoint)!r} holds {left} batch"
+                f"{'es' if left > 1 else ''} of documents that this call was not given, "
+                "counted in the results all the same: was it written for another corpus (or "
+                "the same documents in another order)? Use a new checkpoint file for new "
+                "documents.",
+                UserWarning,
+                stacklevel=outside_stacklevel(),
+            )
+            self._replay.clear()
 
     def _load_checkpoint(self):
         state = joblib.load(self.checkpoint)

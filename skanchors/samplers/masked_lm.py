@@ -223,9 +223,10 @@ class MaskedLMSampler(_TextSampler):
         torch = _import_torch()
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from ..models import _load_pretrained
+        from ..models import _load_pretrained, check_pretrained_source
 
         name = os.fspath(self.model)
+        check_pretrained_source(name, "model")
         device = _default_device(torch, self.device)
 
         def load():
