@@ -669,9 +669,16 @@ class ProbabilityModel:
     def predict_proba(self, X):
         proba = np.asarray(self._fn(X), dtype=float)
         if proba.ndim != 2 or proba.shape[0] != _n_inputs(X):
+            hint = ""
+            columns = getattr(X, "columns", None)
+            if columns is not None and proba.ndim == 2 and proba.shape[0] == len(columns):
+                hint = (
+                    " It returned one row per column: a text model given a DataFrame iterates "
+                    "over its column names; fit and explain the text column itself (X['text'])."
+                )
             raise ValueError(
                 "The model must return class probabilities of shape (n_inputs, n_classes); "
-                f"for {_n_inputs(X)} inputs it returned an array of shape {proba.shape}."
+                f"for {_n_inputs(X)} inputs it returned an array of shape {proba.shape}.{hint}"
             )
         if self.classes_ is None:
             if proba.shape[1] < 2:

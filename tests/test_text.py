@@ -195,6 +195,15 @@ def test_text_input_errors():
         AnchorExplainer(WordModel("free")).fit([DOCS[0], 5])
 
 
+def test_a_text_model_given_a_frame_of_texts_gets_a_hint():
+    texts = pd.DataFrame({"text": DOCS[:30]})
+    model = make_pipeline(TfidfVectorizer(), LogisticRegression())
+    model.fit(DOCS[:30], [int("free" in d) for d in DOCS[:30]])
+    explainer = AnchorExplainer(model, random_state=0).fit(texts)  # a table of one column
+    with pytest.raises(ValueError, match=r"one row per column: .* text column itself"):
+        explainer.explain(texts.iloc[:2])
+
+
 def test_a_text_anchor_covers_documents_only():
     explainer = AnchorExplainer(WordModel("free"), random_state=0).fit(DOCS)
     anchor = explainer.explain(["free stuff for you"])[0]

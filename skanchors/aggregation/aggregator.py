@@ -230,7 +230,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     candidate_filtering : bool, default=True
         Skip tokens whose word cannot reach the current top-k of its class.
     stop_words : "english", collection of str or None, default="english"
-        Words never tested nor ranked (compared lowercased); "english" is scikit-learn's list.
+        Words never tested nor ranked (compared lowercased); "english" is scikit-learn's list,
+        which also holds some content words ("call", "bill", "find", "fire", "system"): on
+        SMS spam, "call" is the top spam word without it. Pass your own list, or None.
     min_count : int >= 1, default=5
         Words with fewer occurrences in the documents known so far are neither tested nor
         ranked (rare-word filter).
