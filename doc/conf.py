@@ -64,13 +64,16 @@ html_theme_options = {
 html_static_path = []
 
 
-def _skip_metadata_request_methods(app, what, name, obj, skip, options):
-    # scikit-learn generates set_{method}_request on every estimator for metadata routing;
-    # their docstrings are boilerplate that links into scikit-learn's own glossary.
+def _skip_scikit_learn_boilerplate(app, what, name, obj, skip, options):
+    # scikit-learn generates set_{method}_request on every estimator for metadata routing,
+    # and its mixins add methods such as ClassifierMixin.score: their docstrings are
+    # scikit-learn's, with links into its own documentation.
     if name.startswith("set_") and name.endswith("_request"):
+        return True
+    if getattr(obj, "__module__", None) and obj.__module__.startswith("sklearn."):
         return True
     return None
 
 
 def setup(app):
-    app.connect("autodoc-skip-member", _skip_metadata_request_methods)
+    app.connect("autodoc-skip-member", _skip_scikit_learn_boilerplate)

@@ -267,7 +267,7 @@ class Anchor:
         flag = "" if self.is_anchor else f" [NOT AN ANCHOR: {self._why_not()}]"
         pred = self.prediction
         if self.tolerance is not None:
-            pred = f"{format_value(pred)} +- {format_value(self.tolerance)}"
+            pred = f"{format_value(pred, 6)} +- {format_value(self.tolerance, 6)}"
         return (
             f"IF {cond} THEN PREDICT {pred} WITH PRECISION "
             f"{_beside(self.precision, self.threshold)} "

@@ -23,16 +23,20 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 __all__ = ["QuantileDiscretizer", "EdgesDiscretizer", "make_discretizer", "format_value"]
 
 
-def format_value(value):
-    """Readable rendering of a bin edge or a feature value, exact where it is short.
+def format_value(value, digits=15):
+    """Readable rendering of a bin edge or a feature value, exact where it matters.
 
-    A float is written in full when its shortest exact form has at most 10 significant
-    digits (an edge of 31.275 must not read 31.27: a fare of exactly 31.275 would seem to
-    satisfy ``Fare > 31.27`` but not ``Fare > 31.275``), else with 6 (the noise of an
-    interpolated quantile: 7.917699999999999 reads 7.9177).
+    A float is written with ``digits`` significant digits (15: the value itself, less the
+    noise of binary fractions): an edge of 31.275 must not read 31.27, or a fare of exactly
+    31.275 would seem to satisfy ``Fare > 31.27`` but not ``Fare > 31.275``; and the edges
+    1000000412.7381 and 1000000977.03 of a column around 1e12 must not both read 1e+12.
+    Predicted numbers, which no rule tests, take ``digits=6``, without an exponent below
+    1e15.
 
     >>> format_value(28.0), format_value(31.275), format_value(0.1 + 0.2), format_value(3)
     ('28.0', '31.275', '0.3', '3')
+    >>> format_value(1000000412.7381), format_value(34214412.3456, digits=6)
+    ('1000000412.7381', '34214400')
     >>> format_value("a")
     'a'
     """
@@ -46,9 +50,11 @@ def format_value(value):
             return "NaN"
         if value.is_integer() and abs(value) < 1e15:
             return f"{value:.1f}"
-        text = repr(value)
-        mantissa = text.split("e")[0].lstrip("-").replace(".", "").lstrip("0")
-        return text if len(mantissa) <= 10 else f"{value:.6g}"
+        if digits < 15 and 1e-4 <= abs(value) < 1e15:
+            return np.format_float_positional(
+                value, precision=digits, unique=False, fractional=False, trim="-"
+            )
+        return f"{value:.{digits}g}"
     return str(value)
 
 

@@ -66,7 +66,8 @@ class AnchorExplainer(BaseExplainer):
     beam_size : int >= 1, default=2
         Number of candidates carried to the next round of the beam search.
     max_anchor_size : int >= 1 or None, default=None
-        Maximum number of predicates; ``None`` means no limit.
+        Maximum number of predicates; ``None`` means no limit. Set it on wide tables, where
+        a row near the decision boundary may otherwise grow a rule of a hundred conditions.
     batch_size : int >= 1, default=100
         Perturbations drawn per candidate and bandit step.
     discretizer : {"quartile", "decile"} or transformer, default="quartile"
@@ -304,8 +305,10 @@ class AnchorExplainer(BaseExplainer):
             if self.tolerance_unit == "absolute":
                 self.tolerance_ = float(self.tolerance)
             else:
-                spread = float(np.std(self.model_.predict(self.sampler_.to_model_input(X))))
-                if spread == 0:
+                predicted = self.model_.predict(self.sampler_.to_model_input(X))
+                spread = float(np.std(predicted))
+                # (rounding leaves a spread of about 1e-17 around a constant mean's value)
+                if spread <= 1e-12 * max(float(np.abs(predicted).max()), 1.0):
                     raise ValueError(
                         "The model predicts the same value on every reference row, so a "
                         "tolerance in standard deviations is 0; use tolerance_unit='absolute'."

@@ -11,7 +11,7 @@ from test_tabular import PlantedModel, planted_data, row
 
 from skanchors import AnchorExplainer, NoAnchorWarning
 from skanchors._explanation import Anchor, Predicate, Step
-from skanchors.discretizers import EdgesDiscretizer
+from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,14 @@ def test_a_printed_edge_means_what_the_rule_tests():
     rule = Anchor((Predicate("Fare", ">", 31.275, 0),), 0, 0.97, 0.1, True, 0.95)
     assert str(rule).startswith("IF Fare > 31.275 THEN")
     assert rule.covers(fares).tolist() == [False, False, True]
+    # edges of a column around 1e12 must stay apart (6 significant digits all read 1e+12)
+    big = 1e12 + np.random.default_rng(0).normal(size=(400, 1)) * 1e3
+    names = QuantileDiscretizer(percentiles=range(10, 100, 10)).fit(big).bin_names(0)
+    assert len(set(names)) == 10
+    edges = QuantileDiscretizer(percentiles=range(10, 100, 10)).fit(big).bin_edges_[0]
+    for name, edge in zip(names, edges):  # each printed edge splits the data as the edge does
+        printed = float(name.split(" <= ")[-1])
+        assert ((big <= printed) == (big <= edge)).all()
 
 
 def test_json_of_missing_estimates_is_strict_and_restores_nan():

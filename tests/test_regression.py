@@ -85,6 +85,11 @@ def test_regression_errors(data):
         AnchorExplainer(model, mode="classification").fit(X)
     with pytest.raises(ValueError, match="tolerance_unit='absolute'"):
         AnchorExplainer(lambda X: np.ones(len(X)), mode="regression").fit(X)
+    from sklearn.dummy import DummyRegressor  # a mean: its std is rounding noise, not 0
+
+    dummy = DummyRegressor().fit(X, np.random.default_rng(0).uniform(size=len(X)))
+    with pytest.raises(ValueError, match="tolerance_unit='absolute'"):
+        AnchorExplainer(dummy).fit(X)
     with pytest.raises(ValueError, match="one number per input"):
         AnchorExplainer(
             lambda X: np.ones((len(X), 2)), mode="regression", tolerance_unit="absolute"

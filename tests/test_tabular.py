@@ -984,6 +984,12 @@ def test_array_shape_errors():
         AnchorExplainer(model).fit(X[:1])
 
 
+def test_infinite_reference_values_are_refused_by_column():
+    X = pd.DataFrame({"a": [1.0, np.inf, 3.0], "b": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match=r"\['a'\] of X hold infinite values"):
+        AnchorExplainer(lambda X: np.tile([0.5, 0.5], (len(X), 1))).fit(X)
+
+
 def test_all_nan_column_is_rejected():
     X = pd.DataFrame({"a": np.arange(10.0), "b": np.full(10, np.nan)})
     with pytest.raises(ValueError, match=r"\['b'\]: every value is NaN"):

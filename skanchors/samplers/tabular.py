@@ -160,6 +160,13 @@ class TabularSampler(BaseEstimator):
                 )
             self.discretizer_ = make_discretizer(self.discretizer)
             num = num.astype(float)
+            # (Arrays with infinite values are refused by check_array, with its own words.)
+            infinite = [c for c in num.columns if np.isinf(num[c].to_numpy()).any()]
+            if infinite:
+                raise ValueError(
+                    f"Feature(s) {infinite} of X hold infinite values; the reference data's "
+                    "numbers must be finite (missing values, NaN, are allowed)."
+                )
             if not self._frame_input:
                 num.columns = [f"x{j}" for j in numeric]
             bins = self.discretizer_.fit(num).transform(num)
