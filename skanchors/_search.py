@@ -100,12 +100,6 @@ _MAX_VALIDATION_SAMPLES = 100_000
 HOPELESS_MARGIN = 0.1
 # ... at the cost of at most this many batches beyond each arm's first (see _below_threshold).
 HOPELESS_BUDGET = 20
-# The check's pulls, as shares of batch_size: a rule's first own samples, and later ones (a
-# rule far below the threshold is shown so with a few dozen samples); and the share below
-# which one rule's estimate is too thin to hand the round to the bandit (see _below_threshold).
-HOPELESS_FIRST_PULL = 0.25
-HOPELESS_PULL = 0.5
-HOPELESS_THIN = 0.3
 
 
 class _Predictions:
@@ -808,17 +802,16 @@ class StratifiedArms:
         ]
         return np.asarray(upper) < threshold
 
-    def pull_parents(self, indices, n, own=(), n_own=None):
-        """Draw ``n`` samples for each parent of the arms ``indices``, and ``n_own`` (default
-        ``n``) for each arm in ``own`` itself, in one model call.
+    def pull_parents(self, indices, n, own=()):
+        """Draw ``n`` samples for each parent of the arms ``indices``, and for each arm in
+        ``own`` itself, in one model call.
 
         A parent sample serves every child of the parent whose group its base row satisfies
         (stratum 1).
         """
-        n_own = n if n_own is None else n_own
         parents = list(dict.fromkeys(self.parents[i] for i in np.asarray(indices).tolist()))
         requests = [(p, int(n)) for p in parents]
-        requests += [(self.candidates[i], int(n_own)) for i in np.asarray(own, dtype=np.intp)]
+        requests += [(self.candidates[i], int(n)) for i in np.asarray(own, dtype=np.intp)]
         start, stop = self.store.draw(requests)
         self._update(start, stop)
 
@@ -1124,58 +1117,29 @@ def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
     rows predicted per explanation (Adult forest 15 %), the same model calls and the same
     number of valid anchors; on the 60-feature synthetic table, the same rows and 5 % more
     calls (``bench/results_revisions_parents``).
-
-    Showing a rule far below the threshold takes few samples (at estimate 0.5 and the search's
-    rate, a dozen), so the check's own draws are smaller than the bandit's: a quarter of
-    ``batch_size`` for an arm's first (:data:`HOPELESS_FIRST_PULL`), half for later ones
-    (:data:`HOPELESS_PULL`). And an estimate from a handful of samples (an arm served by 1-10
-    of its parent's samples, at 1.00) no longer hands the round to the bandit, whose
-    epsilon-identification at precisions near 0.5 is the search's most expensive sampling:
-    an arm whose estimate reaches ``threshold - HOPELESS_MARGIN`` on fewer than
-    :data:`HOPELESS_THIN` of a batch gets a batch of its own first. Measured with
-    ``bench/seeds.py`` (10 seeds, skanchors alone, beam 1) on the benchmark's 4 cells in its
-    3 settings (row sets 0 and 1, the validation split): rows predicted per explanation 3-20 %
-    fewer in all 12 (Adult 12-20 %), valid anchors the same, pooled held-out precision the
-    same within 0.003 (the Titanic forest 0.002-0.003 lower).
     """
     idx = np.arange(arms.n_samples.shape[0])
     cap = _sample_cap(arms)
     budget = HOPELESS_BUDGET
-    # (The smaller draws and the thin estimates are measured with stratified arms, the
-    # default perturbation's; other arms keep full batches.)
-    stratified = hasattr(arms, "pull_parents")
-    first, later = (
-        max(1, round(share * batch_size)) if stratified else batch_size
-        for share in (HOPELESS_FIRST_PULL, HOPELESS_PULL)
-    )
-    thin = HOPELESS_THIN * batch_size if stratified else 0
     # Arms without samples are drawn for free: the bandit would start with them too.
     fresh = arms.n_samples == 0
-    if fresh.any() and stratified:
+    if fresh.any() and hasattr(arms, "pull_parents"):
         settle = fresh & arms.parent_can_settle(threshold, beta, batch_size, parent_precision)
         if settle.any():
             own = fresh & ~settle
-            arms.pull_parents(idx[settle], batch_size, own=idx[own], n_own=first)
+            arms.pull_parents(idx[settle], batch_size, own=idx[own])
             fresh &= ~own
-    while True:
-        promising = arm_means(arms) >= threshold - HOPELESS_MARGIN
-        if promising.any():
-            # the round may hold an anchor: the bandit decides, unless an estimate is thin
-            pull = promising & (arms.n_samples < thin) & (arms.n_samples < cap)
-            size = batch_size
-        else:
-            reach = arm_bounds(arms, idx, beta, side="upper")[1] >= threshold
-            if not reach.any():
-                return True
-            pull = reach & (arms.n_samples < cap)
-            size = later
-        if not pull.any():
+    while arm_means(arms).max() < threshold - HOPELESS_MARGIN:
+        reach = arm_bounds(arms, idx, beta, side="upper")[1] >= threshold
+        if not reach.any():
+            return True
+        reach &= arms.n_samples < cap
+        budget -= int(np.count_nonzero(reach & ~fresh))
+        if not reach.any() or budget < 0:
             return False
-        budget -= int(np.count_nonzero(pull & ~fresh))
-        if budget < 0:
-            return False
-        arms.pull(idx[pull], size)
-        fresh &= ~pull
+        arms.pull(idx[reach], batch_size)
+        fresh &= ~reach
+    return False
 
 
 def beam_search(

@@ -165,8 +165,7 @@ def test_round_without_samples_is_first_settled_by_its_parents_samples():
     plain_requests = _record_draws(plain_store)
     plain.parent_can_settle = lambda *args: np.zeros(len(children), dtype=bool)
     assert _below_threshold(plain, 0.95, BETA, 100)
-    # (half a batch each: they only have to be shown far below the threshold)
-    assert plain_requests[0] == [(c, 50) for c in children]
+    assert plain_requests[0] == [(c, 100) for c in children]
     assert drawn < sum(n for reqs in plain_requests for _, n in reqs)
 
 
@@ -184,30 +183,7 @@ def test_parent_draws_are_skipped_for_children_they_cannot_settle():
     store = arms.store
     requests = _record_draws(store)
     _below_threshold(arms, 0.95, BETA, 100, [0.0] * n)
-    assert (children[0], 25) in requests[0] and len(requests[0]) == 2
-
-
-class _StratifiedCoins(Coins):
-    """Coins taking the check's stratified path (no parent draws to make)."""
-
-    def pull_parents(self, indices, n, own=(), n_own=None):  # pragma: no cover - unused
-        raise AssertionError("no fresh arms here")
-
-
-def test_a_thin_estimate_does_not_hand_a_hopeless_round_to_the_bandit():
-    # Arm 0 looks perfect on 2 samples (served by its parent's draws) but is a 0.5 coin, like
-    # the others, which have a batch each: the round holds no anchor, and the check shows it
-    # after one batch for arm 0 instead of leaving the round to the bandit.
-    arms = _StratifiedCoins([0.5, 0.5, 0.45, 0.55], seed=0)
-    arms.n_samples[:] = [2, 100, 100, 100]
-    arms.n_positives[:] = [2, 50, 45, 55]
-    assert arms.n_positives[0] / arms.n_samples[0] >= 0.95 - HOPELESS_MARGIN
-    assert _below_threshold(arms, 0.95, BETA, 100)
-    assert arms.n_samples[0] >= 100 and arms.calls <= 3
-    # the same arm with a batch of its own at that estimate is a contender: the bandit decides
-    sure = _StratifiedCoins([0.99, 0.5], seed=0)
-    sure.n_samples[:], sure.n_positives[:] = [40, 100], [40, 50]
-    assert not _below_threshold(sure, 0.95, BETA, 100) and sure.calls == 0
+    assert (children[0], 100) in requests[0] and len(requests[0]) == 2
 
 
 # ------------------------------------------------------------------------- validation step
