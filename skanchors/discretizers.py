@@ -227,7 +227,9 @@ class EdgesDiscretizer(_BaseDiscretizer):
     ----------
     edges : dict or list
         ``{feature name or index: sorted edges}``, or a list with one sequence of edges per
-        feature. Features missing from a dict fall back to ``default``.
+        feature. Features missing from a dict fall back to ``default``. Inside an explainer
+        the discretizer sees the numeric features only, so an index counts among those:
+        name the features to be sure. An unknown name or index is an error.
     default : {"quartile", "none"}, default="quartile"
         Bins for features without given edges: their quartiles, or a single bin.
 
@@ -259,13 +261,21 @@ class EdgesDiscretizer(_BaseDiscretizer):
                 )
             given = dict(enumerate(self.edges))
         else:
+            # (Inside AnchorExplainer and LimeExplainer the discretizer sees the numeric
+            # features only: the hint says so.)
+            hint = " (the numeric features; categorical ones are not binned)"
             for key, value in self.edges.items():
                 if isinstance(key, str):
                     if key not in names:
                         raise ValueError(
-                            f"edges names unknown feature {key!r}; the features are {names}."
+                            f"edges names unknown feature {key!r}; the features are {names}{hint}."
                         )
                     key = names.index(key)
+                elif not 0 <= int(key) < X.shape[1]:
+                    raise ValueError(
+                        f"edges has feature index {key}, but there are {X.shape[1]} features "
+                        f"{names}{hint}; name the feature instead."
+                    )
                 given[int(key)] = value
         out = []
         for j in range(X.shape[1]):

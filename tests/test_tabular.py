@@ -1013,6 +1013,20 @@ def test_unknown_categorical_feature(data):
         AnchorExplainer(PlantedModel(), categorical_features=["nope"]).fit(data)
 
 
+def test_edges_for_features_the_discretizer_does_not_see_are_refused():
+    X = np.random.default_rng(0).uniform(size=(50, 2))
+    for key in (5, -1):
+        with pytest.raises(ValueError, match=f"feature index {key}, but there are 2 features"):
+            EdgesDiscretizer(edges={key: [0.5]}).fit(X)
+    # inside the explainer the discretizer sees the numeric columns only
+    frame = pd.DataFrame({"s": ["u", "v"] * 25, "a": X[:, 0], "b": X[:, 1]})
+    model = lambda Z: np.tile([0.5, 0.5], (len(Z), 1))  # noqa: E731
+    with pytest.raises(ValueError, match="unknown feature 's'.*categorical ones are not binned"):
+        AnchorExplainer(model, discretizer=EdgesDiscretizer(edges={"s": [5]})).fit(frame)
+    with pytest.raises(ValueError, match="feature index 2, but there are 2 features"):
+        AnchorExplainer(model, discretizer=EdgesDiscretizer(edges={2: [0.5]})).fit(frame)
+
+
 def test_quantile_discretizer_is_used_for_numeric_columns(data):
     explainer = AnchorExplainer(PlantedModel()).fit(data)
     assert isinstance(explainer.sampler_.discretizer_, QuantileDiscretizer)
