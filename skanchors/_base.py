@@ -26,6 +26,7 @@ __all__ = [
     "N_JOBS",
     "concat_rows",
     "is_text",
+    "outside_stacklevel",
     "row_seed",
     "take_rows",
 ]
