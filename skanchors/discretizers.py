@@ -1,6 +1,6 @@
 """Discretizers: scikit-learn transformers that bin numeric features and name their bins.
 
-Anchors on numeric features are one-sided bin predicates (``Age <= 37.0``, ``Fare > 14.45``),
+Anchors on numeric features are one-sided bin predicates (``Age <= 37.0``, ``Fare > 14.455``),
 so the explainer needs the bin *edges* and a readable name for each bin in the original units.
 These transformers provide both, and they accept missing values (NaN stays NaN: the explainer
 treats "is missing" as a value of its own).
@@ -89,16 +89,32 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
             )
         edges = self._compute_edges(X)
         self.bin_edges_ = [np.unique(np.asarray(e, dtype=float)) for e in edges]
-        single = [n for n, e in zip(self._names(), self.bin_edges_) if len(e) == 0]
-        if single:
+        constant = [
+            name for name, col in zip(self._names(), X.T) if np.nanmin(col) == np.nanmax(col)
+        ]
+        if constant:
             warnings.warn(
-                f"Feature(s) {single} are constant (or have too few distinct values): they get "
-                "a single bin and can never appear in an anchor.",
+                f"Feature(s) {constant} have a single value in X: no bin edge can split "
+                "the data, so they never appear in an anchor.",
                 UserWarning,
                 stacklevel=2,
             )
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_])
         return self
+
+    def _column(self, feature):
+        """Position of ``feature`` (a name or an index) among the fitted features."""
+        names = list(self._names())
+        if isinstance(feature, str):
+            if feature not in names:
+                raise KeyError(f"Unknown feature {feature!r}; expected one of {names}.")
+            return names.index(feature)
+        if not isinstance(feature, Integral) or not 0 <= feature < len(names):
+            raise KeyError(
+                f"feature must be a name in {names} or an index in [0, {len(names)}), got "
+                f"{feature!r}."
+            )
+        return int(feature)
 
     def _names(self):
         names = getattr(self, "feature_names_in_", None)
@@ -140,14 +156,8 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
         names : list of str
         """
         check_is_fitted(self)
-        names = list(self._names())
-        if isinstance(feature, str):
-            if feature not in names:
-                raise KeyError(f"Unknown feature {feature!r}; expected one of {names}.")
-            j = names.index(feature)
-        else:
-            j = int(feature)
-        name, edges = names[j], [format_value(e) for e in self.bin_edges_[j]]
+        j = self._column(feature)
+        name, edges = self._names()[j], [format_value(e) for e in self.bin_edges_[j]]
         if not edges:
             return [f"{name} (any value)"]
         out = [f"{name} <= {edges[0]}"]
@@ -165,6 +175,12 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
                     f"input_features has {len(input_features)} names, expected "
                     f"{self.n_features_in_}."
                 )
+            known = getattr(self, "feature_names_in_", None)
+            if known is not None and not np.array_equal(input_features, known):
+                raise ValueError(
+                    f"input_features {list(input_features)} is not equal to the fitted "
+                    f"feature_names_in_ {list(known)}."
+                )
             return input_features
         return self._names()
 
@@ -180,8 +196,18 @@ class QuantileDiscretizer(_BaseDiscretizer):
     Parameters
     ----------
     percentiles : array-like of float in (0, 100), default=(25, 50, 75)
-        Percentiles that become bin edges; ``range(10, 100, 10)`` gives deciles. Repeated
-        edges (features with few distinct values) are merged.
+        Percentiles that become bin edges; ``range(10, 100, 10)`` gives deciles. They are
+        percentages: ``(0.25, 0.5, 0.75)`` is refused as fractions. Repeated edges (features
+        with few distinct values) are merged.
+
+    Notes
+    -----
+    A percentile usually falls between two neighbouring values of the data. Every number
+    from the lower of them up to the upper one splits the data alike, and the edge is the
+    one with the fewest digits: rules read ``x <= 0.537`` and ``Age <= 20.0``, not
+    ``x <= 0.536724726369211`` and ``Age <= 20.125``, and test exactly what they print. On
+    the data the discretizer is fitted on the bins are the percentiles' bins; a new value
+    inside such a gap may fall on the other side.
 
     Attributes
     ----------
@@ -196,11 +222,13 @@ class QuantileDiscretizer(_BaseDiscretizer):
     --------
     >>> import numpy as np
     >>> from skanchors.discretizers import QuantileDiscretizer
-    >>> X = np.arange(1, 101, dtype=float).reshape(-1, 1)
+    >>> X = np.random.default_rng(0).normal(size=(500, 1))
     >>> d = QuantileDiscretizer().fit(X)
+    >>> np.percentile(X, [25, 50, 75]).round(6).tolist()
+    [-0.703836, -0.050203, 0.686308]
     >>> d.bin_names(0)
-    ['x0 <= 25.75', '25.75 < x0 <= 50.5', '50.5 < x0 <= 75.25', 'x0 > 75.25']
-    >>> d.transform([[3.0], [60.0], [np.nan]]).ravel().tolist()
+    ['x0 <= -0.704', '-0.704 < x0 <= -0.05', '-0.05 < x0 <= 0.69', 'x0 > 0.69']
+    >>> d.transform([[-3.0], [0.5], [np.nan]]).ravel().tolist()
     [0.0, 2.0, nan]
     """
 
@@ -216,8 +244,12 @@ class QuantileDiscretizer(_BaseDiscretizer):
                 f"percentiles must be a non-empty sequence of numbers in (0, 100), got "
                 f"{self.percentiles!r}."
             )
-        q = np.sort(q)
-        return [np.nanpercentile(X[:, j], q) for j in range(X.shape[1])]
+        if q.max() < 1:
+            raise ValueError(
+                f"percentiles are percentages in (0, 100), got {self.percentiles!r}: for "
+                f"fractions of the data, pass {tuple(float(v) for v in q * 100)} instead."
+            )
+        return _percentile_edges(X, np.sort(q))
 
 
 class EdgesDiscretizer(_BaseDiscretizer):
@@ -227,11 +259,14 @@ class EdgesDiscretizer(_BaseDiscretizer):
     ----------
     edges : dict or list
         ``{feature name or index: sorted edges}``, or a list with one sequence of edges per
-        feature. Features missing from a dict fall back to ``default``. Inside an explainer
-        the discretizer sees the numeric features only, so an index counts among those:
-        name the features to be sure. An unknown name or index is an error.
+        feature. They are used as given; ``-inf`` and ``inf`` (the outer bins of
+        :func:`pandas.cut`) split nothing and are dropped. Features missing from a dict fall
+        back to ``default``. Inside an explainer the discretizer sees the numeric features
+        only, so an index counts among those: name the features to be sure. An unknown name
+        or index is an error.
     default : {"quartile", "none"}, default="quartile"
-        Bins for features without given edges: their quartiles, or a single bin.
+        Bins for features without given edges: their quartiles (moved as
+        :class:`QuantileDiscretizer` moves them), or a single bin.
 
     Examples
     --------
@@ -286,12 +321,48 @@ class EdgesDiscretizer(_BaseDiscretizer):
                         f"edges for feature {names[j]!r} must be strictly increasing numbers, "
                         f"got {given[j]!r}."
                     )
-                out.append(e)
+                out.append(e[np.isfinite(e)])  # pandas.cut's -inf and inf split nothing
             elif self.default == "quartile":
-                out.append(np.nanpercentile(X[:, j], [25, 50, 75]))
+                out.append(_percentile_edges(X[:, [j]], [25, 50, 75])[0])
             else:
                 out.append(np.empty(0))
         return out
+
+
+def _percentile_edges(X, q):
+    """Percentiles ``q`` of every column of ``X``, each moved to the shortest decimal number
+    that splits the column's values where the percentile does.
+
+    A percentile usually falls between two neighbouring values of the data (or on one of
+    them): any number from the lower of the two up to (not including) the upper one puts the
+    same values on each side. The edge is the one with the fewest digits, so that a rule
+    prints as ``x <= 0.537`` rather than ``x <= 0.536724726369211`` and still tests exactly
+    what it prints. An edge at or above the largest value stays where it is.
+    """
+    out = []
+    for col in X.T:
+        values = np.unique(col[~np.isnan(col)])
+        edges = np.nanpercentile(col, q)
+        at = np.searchsorted(values, edges, side="right")  # values[:at] <= edge
+        out.append(
+            np.array(
+                [
+                    _shortest_between(values[i - 1], values[i]) if 0 < i < len(values) else e
+                    for e, i in zip(edges.tolist(), at.tolist())
+                ]
+            )
+        )
+    return out
+
+
+def _shortest_between(lo, hi):
+    """The number with the fewest decimal digits in ``[lo, hi)`` (``lo < hi``, finite)."""
+    top = int(np.floor(np.log10(max(abs(lo), abs(hi))))) if max(abs(lo), abs(hi)) > 0 else 0
+    for digits in range(-top - 1, 18):
+        for value in (round(lo, digits), round(lo + 10.0**-digits, digits)):
+            if lo <= value < hi:
+                return value + 0.0  # no negative zero
+    return float(lo)
 
 
 _NAMED = {

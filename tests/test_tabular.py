@@ -185,12 +185,6 @@ def test_multiclass_model():
     assert anchors[1].conditions() == ["0.25 < x <= 0.75"]
 
 
-def _edge(col, q):
-    from skanchors.discretizers import format_value
-
-    return format_value(np.percentile(col, q))
-
-
 def test_numpy_input_and_nan_values():
     rng = np.random.default_rng(2)
     X = rng.uniform(size=(600, 3))
@@ -481,7 +475,11 @@ def test_discretizer_changes_predicates(data):
     quart, dec = _graded(data, x, discretizer="quartile"), _graded(data, x, discretizer="decile")
     explainer = AnchorExplainer(PlantedModel(), discretizer="decile").fit(data)
     inst = explainer.sampler_.instance(row(0.2, "blue", x1=0.05))
-    assert "x1 <= " + _edge(data["x1"], 10) in [str(p) for p in inst.predicates]
+    (edge,) = [p.value for p in inst.predicates if str(p).startswith("x1 <= ")]
+    # the first decile, moved to the shortest number that splits the data where it does
+    col = data["x1"].to_numpy()
+    assert ((col <= edge) == (col <= np.percentile(col, 10))).all()
+    assert edge != np.percentile(col, 10) and len(repr(edge)) <= 6
     assert quart.predicates != dec.predicates
 
 
@@ -1121,3 +1119,61 @@ def test_stratified_counts_match_their_definition(adult_model):
         assert arms.n1[j] == s1.sum() and arms.pos1[j] == (s1 & right).sum()
         assert arms.n2[j] == s2.sum() and arms.pos2[j] == (s2 & right).sum()
     assert arms.n_samples.min() > 0
+
+
+def test_quantile_edges_are_short_numbers_that_split_the_data_as_the_percentiles():
+    from skanchors.discretizers import _shortest_between
+
+    X = np.random.default_rng(0).normal(size=(500, 3)) * [1, 1e-3, 1e4] + [0, 0, 1e6]
+    disc = QuantileDiscretizer(percentiles=range(10, 100, 10)).fit(X)
+    for j, edges in enumerate(disc.bin_edges_):
+        exact = np.percentile(X[:, j], range(10, 100, 10))
+        assert not np.array_equal(edges, exact)
+        for edge, q in zip(edges, exact):
+            assert ((X[:, j] <= edge) == (X[:, j] <= q)).all()
+    one = np.random.default_rng(0).normal(size=(500, 1))  # the docstring's example
+    assert QuantileDiscretizer().fit(one).bin_edges_[0].tolist() == [-0.704, -0.05, 0.69]
+    # golden values: the fewest digits in [lo, hi)
+    assert _shortest_between(1234.0, 2000.0) == 1300.0
+    assert _shortest_between(-5.0, 3.0) == 0.0 and str(_shortest_between(-0.5, 0.5)) == "0.0"
+    assert _shortest_between(0.5361, 0.5372) == 0.537
+    assert _shortest_between(25.0, 26.0) == 25.0
+    assert _shortest_between(-0.3, -0.2) == -0.3
+    assert _shortest_between(0.1, np.nextafter(0.1, 1)) == 0.1
+    rng = np.random.default_rng(1)
+    lows = rng.normal(size=300) * 10.0 ** rng.integers(-5, 9, 300)
+    for lo, gap in zip(lows, rng.uniform(size=300)):
+        hi = lo + gap * 10.0 ** rng.integers(-8, 3)
+        if lo < hi:
+            assert lo <= _shortest_between(lo, hi) < hi
+    # integers stay integers; an edge on the largest value stays there
+    ints = np.arange(100.0).reshape(-1, 1)
+    assert QuantileDiscretizer().fit(ints).bin_edges_[0].tolist() == [24.0, 49.0, 74.0]
+    binary = np.array([[0.0], [1.0], [1.0], [1.0]])
+    assert QuantileDiscretizer().fit(binary).bin_edges_[0].tolist() == [0.0, 1.0]
+
+
+def test_discretizer_arguments_are_checked():
+    X = pd.DataFrame({"age": [5.0, 20.0, 40.0, 70.0], "fare": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(ValueError, match=r"percentages.*pass \(25.0, 50.0, 75.0\) instead"):
+        QuantileDiscretizer(percentiles=(0.25, 0.5, 0.75)).fit(X)
+    # pandas.cut's outer bins
+    disc = EdgesDiscretizer(edges={"age": [-np.inf, 18, 65, np.inf]}).fit(X)
+    assert disc.bin_edges_[0].tolist() == [18.0, 65.0]
+    assert disc.bin_names("age") == ["age <= 18.0", "18.0 < age <= 65.0", "age > 65.0"]
+    for bad in (7, -1, 1.5):
+        with pytest.raises(KeyError, match=r"an index in \[0, 2\)"):
+            disc.bin_names(bad)
+    assert disc.bin_names(1)[0] == "fare <= 1.0"  # quartile 1.75, moved onto the data
+    assert list(disc.get_feature_names_out(["age", "fare"])) == ["age", "fare"]
+    with pytest.raises(ValueError, match="not equal to the fitted feature_names_in_"):
+        disc.get_feature_names_out(["fare", "age"])
+
+
+def test_the_constant_feature_warning_names_constant_features_only():
+    X = pd.DataFrame({"c": [3.0] * 6, "v": [1.0, 2, 3, 4, 5, np.nan]})
+    with pytest.warns(UserWarning, match=r"\['c'\] have a single value"):
+        QuantileDiscretizer().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a feature left in one bin on purpose is not constant
+        EdgesDiscretizer(edges={}, default="none").fit(X[["v"]])

@@ -83,7 +83,7 @@ class TabularSampler(BaseEstimator):
     >>> s = TabularSampler().fit(X)
     >>> inst = s.instance(X.iloc[[10]])
     >>> [str(p) for p in inst.predicates]
-    ['age <= 24.75', 'sex = f']
+    ['age <= 24.0', 'sex = f']
     >>> keys, holds = inst.sample((1,), 5, np.random.default_rng(0))
     >>> inst.decode(keys)["sex"].tolist()
     ['f', 'f', 'f', 'f', 'f']
