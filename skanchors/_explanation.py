@@ -83,13 +83,19 @@ class Predicate:
         if self.op not in _OPS:
             raise ValueError(f"op must be one of {_OPS}, got {self.op!r}.")
 
+    @property
+    def name(self):
+        """The feature as a rule prints it: a column named by a number (a DataFrame built
+        from an array) reads ``column 0``, so that ``column 0 > 2.0`` is not ``0 > 2.0``."""
+        return self.feature if isinstance(self.feature, str) else f"column {self.feature}"
+
     def __str__(self):
         if self.op == "isna":
-            return f"{self.feature} is missing"
+            return f"{self.name} is missing"
         if self.op == "contains":
             return str(self.value)
         op = "=" if self.op == "==" else self.op
-        return f"{self.feature} {op} {format_value(self.value)}"
+        return f"{self.name} {op} {format_value(self.value)}"
 
     def _column(self, X):
         if isinstance(X, pd.DataFrame):
@@ -246,7 +252,7 @@ class Anchor:
             hi = [p for p in preds if p.op == "<="]
             if lo and hi:
                 out.append(
-                    f"{format_value(max(p.value for p in lo))} < {feat} <= "
+                    f"{format_value(max(p.value for p in lo))} < {preds[0].name} <= "
                     f"{format_value(min(p.value for p in hi))}"
                 )
             else:

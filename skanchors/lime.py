@@ -70,7 +70,7 @@ def _component_name(preds):
     lo = [p for p in preds if p.op == ">"]
     hi = [p for p in preds if p.op == "<="]
     if len(lo) == 1 and len(hi) == 1 and len(preds) == 2:
-        return f"{format_value(lo[0].value)} < {lo[0].feature} <= {format_value(hi[0].value)}"
+        return f"{format_value(lo[0].value)} < {lo[0].name} <= {format_value(hi[0].value)}"
     return " AND ".join(str(p) for p in preds)
 
 

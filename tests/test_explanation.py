@@ -193,3 +193,17 @@ def test_no_informative_predicate_gives_a_flagged_empty_rule():
     assert anchor.predicates == () and not anchor.is_anchor
     assert anchor.precision == 0.0 and anchor.coverage == 1.0
     assert str(anchor).startswith("IF (any input) THEN PREDICT 1")
+
+
+def test_columns_named_by_numbers_print_as_columns():
+    # pd.DataFrame(array) names its columns 0, 1, ...: "0 > 2.0" would read as arithmetic
+    frame = pd.DataFrame(np.arange(12.0).reshape(4, 3))
+    rule = Anchor(
+        (Predicate(0, ">", 2.0, 0), Predicate(2, "<=", 11.0, 2), Predicate(2, ">", 5.0, 2)),
+        1, 0.97, 0.25, True, 0.95,
+    )  # fmt: skip
+    assert str(rule).startswith("IF column 0 > 2.0 AND 5.0 < column 2 <= 11.0 THEN")
+    assert rule.conditions() == ["column 0 > 2.0", "5.0 < column 2 <= 11.0"]
+    assert rule.features == [0, 2]  # the names themselves, for the user's frame
+    assert rule.covers(frame).tolist() == [False, False, True, True]
+    assert str(Predicate("Age", "isna", None, 0)) == "Age is missing"
