@@ -1177,3 +1177,23 @@ def test_the_constant_feature_warning_names_constant_features_only():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a feature left in one bin on purpose is not constant
         EdgesDiscretizer(edges={}, default="none").fit(X[["v"]])
+
+
+def test_columns_named_by_numbers_and_strings_alike():
+    # scikit-learn refuses a mix of int and str column names; the explainer takes them
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {0: rng.uniform(size=400), "b": rng.uniform(size=400), "c": rng.choice(["u", "v"], 400)}
+    )
+
+    def model(frame):
+        p = ((frame[0] > 0.5) & (frame["c"] == "v")).to_numpy(float)
+        return np.column_stack([1 - p, p])
+
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    x = pd.DataFrame({0: [0.9], "b": [0.1], "c": ["v"]})
+    anchor = explainer.explain(x)[0]
+    assert anchor.is_anchor and set(anchor.features) == {0, "c"}
+    assert str(anchor).startswith("IF column 0 > 0.797 AND c = v THEN PREDICT 1")
+    covered = anchor.covers(X)
+    assert (model(X[covered])[:, 1] == 1).all()

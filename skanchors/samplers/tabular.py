@@ -169,6 +169,11 @@ class TabularSampler(BaseEstimator):
                 )
             if not self._frame_input:
                 num.columns = [f"x{j}" for j in numeric]
+            elif not all(isinstance(c, str) for c in num.columns):
+                # scikit-learn keeps string column names only (and refuses a mix): the
+                # discretizer names a column called 0 "column 0", as the rules print it
+                names = [c if isinstance(c, str) else f"column {c}" for c in num.columns]
+                num.columns = names if len(set(names)) == len(names) else list(map(repr, names))
             bins = self.discretizer_.fit(num).transform(num)
             if not hasattr(self.discretizer_, "bin_edges_"):
                 raise ValueError("discretizer must expose bin_edges_ after fit.")
