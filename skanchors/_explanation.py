@@ -48,6 +48,9 @@ def _float(value):
     return math.nan if value is None else float(value)
 
 
+_RULE_WORDS = frozenset({"IF", "AND", "THEN", "PREDICT", "WITH", "PRECISION", "COVERAGE"})
+
+
 @dataclass(frozen=True)
 class Predicate:
     """One condition of an anchor: ``feature op value``.
@@ -93,7 +96,8 @@ class Predicate:
         if self.op == "isna":
             return f"{self.name} is missing"
         if self.op == "contains":
-            return str(self.value)
+            # a document's word "AND" would read as the rule's own AND: quoted
+            return f'"{self.value}"' if self.value in _RULE_WORDS else str(self.value)
         op = "=" if self.op == "==" else self.op
         return f"{self.name} {op} {format_value(self.value)}"
 

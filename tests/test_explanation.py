@@ -207,3 +207,13 @@ def test_columns_named_by_numbers_print_as_columns():
     assert rule.features == [0, 2]  # the names themselves, for the user's frame
     assert rule.covers(frame).tolist() == [False, False, True, True]
     assert str(Predicate("Age", "isna", None, 0)) == "Age is missing"
+
+
+def test_a_document_word_that_reads_as_the_rule_s_own_is_quoted():
+    rule = Anchor(
+        (Predicate("AND", "contains", "AND", 1), Predicate("bad", "contains", "bad", 2)),
+        0, 0.97, 0.2, True, 0.95,
+    )  # fmt: skip
+    assert str(rule).startswith('IF "AND" AND bad THEN PREDICT 0')
+    assert rule.words == ["AND", "bad"]
+    assert str(Predicate("and", "contains", "and", 0)) == "and"
