@@ -125,6 +125,12 @@ class AnchorExplainer(BaseExplainer):
         setting against the same requirement (against its own threshold, the loosest setting
         would win: its broad rules need only be right that often). ``None`` uses
         ``threshold``.
+    score_tolerance : float > 0 or None, default=0.25
+        Regression only: the band :meth:`score` checks held-out predictions against, in
+        standard deviations of the model's predictions on the reference data. Fixed for the
+        reason ``score_threshold`` is: against its own ``tolerance`` a grid over
+        ``tolerance`` would pick the widest band, whose empty rule holds every prediction
+        within it. ``None`` uses ``tolerance_``.
     cache_size : int >= 0, default=250_000
         Perturbations are drawn from *streams*: the ``i``-th sample for a rule depends only
         on the rule's predicates (``Age <= 37``, the same for every row in that bin), ``i``
@@ -199,6 +205,7 @@ class AnchorExplainer(BaseExplainer):
         "tolerance_unit": [StrOptions({"std", "absolute"})],
         "score_rows": [Interval(Integral, 1, None, closed="left"), None],
         "score_threshold": [Interval(Real, 0, 1, closed="right"), None],
+        "score_tolerance": [Interval(Real, 0, None, closed="neither"), None],
         "cache_size": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
@@ -226,6 +233,7 @@ class AnchorExplainer(BaseExplainer):
         tolerance_unit="std",
         score_rows=50,
         score_threshold=0.95,
+        score_tolerance=0.25,
         cache_size=250_000,
         n_jobs=None,
         random_state=None,
@@ -249,6 +257,7 @@ class AnchorExplainer(BaseExplainer):
         self.tolerance_unit = tolerance_unit
         self.score_rows = score_rows
         self.score_threshold = score_threshold
+        self.score_tolerance = score_tolerance
         self.cache_size = cache_size
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -302,18 +311,21 @@ class AnchorExplainer(BaseExplainer):
             # its outputs on them in advance (a Pipeline's ColumnTransformer) does so now.
             self.model_.prepare(self.sampler_.to_model_input(X))
         if regression:
+            predicted = self.model_.predict(self.sampler_.to_model_input(X))
+            spread = float(np.std(predicted))
+            # (rounding leaves a spread of about 1e-17 around a constant mean's value)
+            if spread <= 1e-12 * max(float(np.abs(predicted).max()), 1.0):
+                spread = 0.0
             if self.tolerance_unit == "absolute":
                 self.tolerance_ = float(self.tolerance)
             else:
-                predicted = self.model_.predict(self.sampler_.to_model_input(X))
-                spread = float(np.std(predicted))
-                # (rounding leaves a spread of about 1e-17 around a constant mean's value)
-                if spread <= 1e-12 * max(float(np.abs(predicted).max()), 1.0):
+                if spread == 0.0:
                     raise ValueError(
                         "The model predicts the same value on every reference row, so a "
                         "tolerance in standard deviations is 0; use tolerance_unit='absolute'."
                     )
                 self.tolerance_ = float(self.tolerance) * spread
+            self._spread = spread
             if hasattr(self, "classes_"):
                 del self.classes_
         else:
@@ -633,8 +645,10 @@ class AnchorExplainer(BaseExplainer):
         of ``X`` (held-out data, e.g. a cross-validation fold): an anchor scores its held-out
         coverage if the model's prediction on the held-out rows it covers agrees with the
         anchor at least ``score_threshold`` of the time (``threshold`` if None), and 0
-        otherwise. The score is the mean over explained rows. Higher is better: broad rules
-        that are precise on unseen data; over-general rules score 0.
+        otherwise. For regression, agreeing means a prediction within ``score_tolerance``
+        standard deviations of the anchor's (``tolerance_`` if None). The score is the mean
+        over explained rows. Higher is better: broad rules that are precise on unseen data;
+        over-general rules score 0.
 
         Parameters
         ----------
@@ -674,7 +688,11 @@ class AnchorExplainer(BaseExplainer):
             if not mask.any():
                 values.append(0.0)
                 continue
-            precision = float(np.mean(task.agrees(predicted[mask], anchor.prediction)))
+            agree = task.agrees(predicted[mask], anchor.prediction)
+            if isinstance(task, _Regression) and self.score_tolerance is not None:
+                band = self.score_tolerance * self._spread
+                agree = np.abs(predicted[mask] - anchor.prediction) <= band
+            precision = float(np.mean(agree))
             values.append(float(mask.mean()) if precision >= bar else 0.0)
         return float(np.mean(values))
 

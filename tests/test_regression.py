@@ -112,3 +112,20 @@ def test_reference_perturbation_holds_the_band_on_real_rows(data):
         # The samples are reference rows the rule covers, each counted once.
         assert anchor.precision >= 0.95 and anchor.n_samples <= mask.sum()
         assert within.mean() >= 0.95
+
+
+def test_grid_search_over_tolerance_does_not_pick_the_widest_band(data):
+    from sklearn.model_selection import GridSearchCV
+
+    X, model = data
+    X = X.iloc[:600]
+    grid = {"tolerance": [0.25, 5.0]}  # 5 standard deviations: the empty rule holds
+    params = dict(random_state=0, score_rows=10, beam_size=1)
+    search = GridSearchCV(AnchorExplainer(model, **params), grid, cv=2).fit(X)
+    scores = search.cv_results_["mean_test_score"]
+    assert search.best_params_ == {"tolerance": 0.25} and scores[1] == 0 < scores[0]
+    wide = search.best_estimator_.set_params(tolerance=5.0).fit(X)
+    assert wide.explain(X.iloc[[0]])[0].predicates == ()
+    # against each setting's own band, the empty rule would have won
+    own = GridSearchCV(AnchorExplainer(model, score_tolerance=None, **params), grid, cv=2)
+    assert own.fit(X).best_params_ == {"tolerance": 5.0}
