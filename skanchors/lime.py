@@ -17,7 +17,8 @@ Algorithm 1 of the paper, as the LIME package implements it:
 2. predict them with the model in one call, keeping ``f(z)`` = the probability of the class;
 3. weight each sample by the exponential kernel ``pi_x(z) = exp(-D(x, z)^2 / width^2)``, with
    ``D`` the euclidean distance between ``z'`` and ``x'`` for tables and the cosine distance
-   times 100 for documents;
+   times 100 for documents (by default the LIME package's kernel, ``sqrt(exp(-D^2 / w^2))``
+   with its widths ``w``, which is this one with ``width = w * sqrt(2)``);
 4. K-Lasso: choose ``K`` interpretable features on the weighted samples (lasso path, forward
    selection or highest weights) and fit a weighted ridge regression on them; its coefficients
    are the explanation, its weighted R^2 the local fidelity.
@@ -41,7 +42,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import N_JOBS, BaseExplainer, _check_not_a_string, concat_rows, row_seed
-from ._explanation import Predicate
+from ._explanation import Predicate, _number, _plain
 from .discretizers import format_value
 from .models import as_probability_model
 
@@ -49,18 +50,11 @@ __all__ = ["LimeExplainer", "LimeExplanation"]
 
 # Perturbations predicted per model call: one call unless n_samples is huge.
 _MAX_ROWS_PER_CALL = 20_000
-# The LIME package's default kernel widths: 0.75 * sqrt(n_features) for tables, 25 for text
-# (whose distance is the cosine distance times 100).
-_TABULAR_WIDTH_FACTOR = 0.75
-_TEXT_WIDTH = 25.0
-
-
-def _plain(value):
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+# The LIME package's default kernel, sqrt(exp(-D^2 / w^2)) with w = 0.75 * sqrt(n_features)
+# for tables and 25 for text (whose distance is the cosine distance times 100), is the paper's
+# exp(-D^2 / sigma^2) with sigma = w * sqrt(2).
+_TABULAR_WIDTH_FACTOR = 0.75 * math.sqrt(2.0)
+_TEXT_WIDTH = 25.0 * math.sqrt(2.0)
 
 
 def _component_name(preds):
@@ -74,7 +68,7 @@ def _component_name(preds):
     return " AND ".join(str(p) for p in preds)
 
 
-@dataclass
+@dataclass(eq=False)
 class LimeExplanation:
     """A local linear explanation of one prediction.
 
@@ -141,6 +135,32 @@ class LimeExplanation:
     n_rows_predicted: int = 0
     wall_time: float = 0.0
     instance: Any = None
+
+    # ----------------------------------------------------------------- comparing
+    def _identity(self):
+        numbers = (
+            self.intercept, self.score, self.class_probability, self.local_prediction,
+            self.kernel_width,
+        )  # fmt: skip
+        return (
+            tuple(self.features),
+            tuple(_number(w) for w in np.asarray(self.weights, dtype=float).tolist()),
+            tuple(int(j) for j in self.selected),
+            _plain(self.prediction),
+            tuple(_number(x) for x in numbers),  # NaN as None, so NaN equals NaN
+            self.feature_selection,
+            int(self.n_samples),
+        )
+
+    def __eq__(self, other):
+        """Equal explanations: the same features, weights, selection and numbers (the cost,
+        wall time and instance aside), so that ``==``, ``in`` and ``list.index`` work."""
+        if not isinstance(other, LimeExplanation):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self):
+        return hash(self._identity()[:3])
 
     # ----------------------------------------------------------------- reading it
     @property
@@ -328,11 +348,11 @@ class LimeExplainer(BaseExplainer):
         of a weighted ridge (alpha 0.01) on all features; ``"none"``: every feature;
         ``"auto"``: forward selection when K <= 6, else highest weights.
     kernel_width : float > 0 or None, default=None
-        Width ``sigma`` of the kernel ``exp(-D^2 / sigma^2)`` (the paper's; the LIME package
-        uses its square root, i.e. this kernel with width ``sigma * sqrt(2)``). ``None``: the
-        LIME package's defaults, ``0.75 * sqrt(d')`` for tables (``d'`` = number of
-        interpretable features, ``D`` = euclidean distance between binary vectors) and ``25``
-        for text (``D`` = cosine distance times 100).
+        Width ``sigma`` of the kernel ``exp(-D^2 / sigma^2)`` (the paper's). ``None``: the
+        LIME package's default kernel, ``sqrt(exp(-D^2 / w^2))`` with ``w = 0.75 * sqrt(d')``
+        for tables (``d'`` = number of interpretable features, ``D`` = euclidean distance
+        between binary vectors) and ``w = 25`` for text (``D`` = cosine distance times 100):
+        the same weights as ``sigma = w * sqrt(2)``, which the explanation reports.
     discretizer : {"quartile", "decile"} or transformer, default="quartile"
         Binning of numeric features (see :mod:`skanchors.discretizers`); the interpretable
         feature of a numeric column is "in the instance's bin".

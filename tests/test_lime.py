@@ -108,7 +108,7 @@ def test_toy_sentence_nice_first():
     assert all(weight > 0 for _, weight in exp.as_list())
     assert exp.score > 0.9
     assert exp.local_prediction == pytest.approx(exp.class_probability, abs=0.05)
-    assert exp.kernel_width == 25.0
+    assert exp.kernel_width == pytest.approx(25.0 * math.sqrt(2))
 
 
 def test_binary_classes_are_mirror_images(linear):
@@ -226,7 +226,11 @@ def test_kernel_width(linear):
         lr, n_samples=300, n_features=4, feature_selection="none", random_state=0
     ).fit(X)
     default = explainer.explain(X[:1])[0]
-    assert default.kernel_width == pytest.approx(0.75 * math.sqrt(4))
+    # the LIME package's sqrt(exp(-D^2 / w^2)), w = 0.75 sqrt(d'): the paper's kernel at w sqrt 2
+    lime_w = 0.75 * math.sqrt(4)
+    assert default.kernel_width == pytest.approx(lime_w * math.sqrt(2))
+    same = explainer.set_params(kernel_width=lime_w * math.sqrt(2)).explain(X[:1])[0]
+    np.testing.assert_allclose(same.weights, default.weights, rtol=1e-12)
     narrow = explainer.set_params(kernel_width=0.3).explain(X[:1])[0]
     assert narrow.kernel_width == 0.3
     assert not np.allclose(default.weights, narrow.weights)
@@ -241,7 +245,7 @@ def test_text_kernel_width_changes_weights():
     ).fit(CORPUS)
     a = explainer.explain([TOY])[0]
     b = explainer.set_params(kernel_width=5.0).explain([TOY])[0]
-    assert a.kernel_width == 25.0 and b.kernel_width == 5.0
+    assert a.kernel_width == pytest.approx(25.0 * math.sqrt(2)) and b.kernel_width == 5.0
     assert not np.allclose(a.weights, b.weights)
 
 
@@ -456,3 +460,16 @@ def test_huge_batches_are_chunked(linear, monkeypatch):
     assert (one.n_model_calls, chunked.n_model_calls) == (1, 3)
     assert chunked.n_rows_predicted == 251
     np.testing.assert_allclose(chunked.weights, one.weights)
+
+
+def test_explanations_compare_by_content():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    model = LogisticRegression().fit(X, (X[:, 0] > 0).astype(int))
+    explainer = LimeExplainer(model, random_state=0, n_samples=200).fit(X)
+    a, b = explainer.explain(X[:1])[0], explainer.explain(X[:1])[0]
+    assert a == b and a in [b] and len({a, b}) == 1
+    assert a == LimeExplanation.from_json(a.to_json())
+    c = explainer.explain(X[1:2])[0]
+    assert a != c and [c, a].index(a) == 1
+    assert a != "not an explanation"
