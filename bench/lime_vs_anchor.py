@@ -243,11 +243,12 @@ def write(res, prefix):
     lime = [r for r in res["rows"] if r["method"].startswith("LIME")]
     best = max(lime, key=lambda r: r["aopc_mean"])
     walls = [r["wall_time"] for r in lime]
+    low, high = (f"{w / anchor['wall_time']:.1f}" for w in (min(walls), max(walls)))
     lines += [
         "",
         f"LIME predicts {lime[0]['rows_predicted'] / anchor['rows_predicted']:.1f}x the rows of "
-        f"the anchor aggregator and takes {min(walls) / anchor['wall_time']:.0f}-"
-        f"{max(walls) / anchor['wall_time']:.0f}x its wall time (the three LIME runs do "
+        f"the anchor aggregator and takes {low if low == high else low + '-' + high}x its "
+        "wall time (the three LIME runs do "
         "identical work, their spread is machine noise). Best LIME aggregation: "
         f"{best['method']} (mean AOPC@20 {best['aopc_mean']:.4f} vs {anchor['aopc_mean']:.4f} "
         "for the anchors).",
