@@ -417,8 +417,15 @@ class Anchor:
                 "Anchor.plot needs matplotlib: pip install 'skanchors[plot]'."
             ) from exc
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * max(len(self.steps), 1)))
-        labels = [" AND ".join(str(p) for p in s.predicates) for s in self.steps] or ["(any)"]
+            # constrained layout keeps the rule's labels, the legend and the title inside the
+            # saved figure
+            height = 1.6 + 0.5 * max(len(self.steps), 1)
+            _, ax = plt.subplots(figsize=(7, height), layout="constrained")
+        # each step adds one predicate to the rule of the step before
+        labels = [
+            ("AND " if k else "") + str(s.predicates[-1]) if s.predicates else "(any input)"
+            for k, s in enumerate(self.steps)
+        ] or ["(any input)"]
         prec = [s.precision for s in self.steps] or [self.precision]
         cov = [s.coverage for s in self.steps] or [self.coverage]
         y = np.arange(len(labels))

@@ -132,7 +132,7 @@ class SubmodularPick:
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("SubmodularPick.plot needs matplotlib.") from exc
         if ax is None:
-            _, ax = plt.subplots(figsize=(5, 3))
+            _, ax = plt.subplots(figsize=(5, 3), layout="constrained")
         steps = np.arange(1, len(self) + 1)
         ax.plot(steps, self.coverage_curve, marker="o", label="coverage")
         if self.precision is not None:

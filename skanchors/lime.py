@@ -306,7 +306,10 @@ class LimeExplanation:
             ) from exc
         items = self.as_list()
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 0.6 + 0.4 * max(len(items), 1)))
+            # constrained layout keeps the feature names, axis label and title inside the
+            # saved figure
+            height = 1.6 + 0.4 * max(len(items), 1)
+            _, ax = plt.subplots(figsize=(7, height), layout="constrained")
         labels = [name for name, _ in items]
         values = [w for _, w in items]
         y = np.arange(len(items))

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from figures import assert_drawn_inside
 from test_tabular import PlantedModel, planted_data, row
 
 from skanchors import AnchorExplainer, NoAnchorWarning
@@ -172,7 +173,11 @@ def test_plot_shows_each_step_against_the_threshold(anchor):
         expected = [s.precision for s in anchor.steps] + [s.coverage for s in anchor.steps]
         assert widths == sorted(round(v, 6) for v in expected)
         labels = [t.get_text() for t in ax.get_yticklabels()]
-        assert labels == [" AND ".join(str(p) for p in s.predicates) for s in anchor.steps]
+        # each step's bar is labelled with the predicate it adds
+        assert labels == [
+            ("AND " if k else "") + str(s.predicates[-1]) for k, s in enumerate(anchor.steps)
+        ]
+        assert_drawn_inside(ax.figure)
         (line,) = ax.get_lines()
         assert line.get_xdata()[0] == pytest.approx(anchor.threshold)
     finally:

@@ -7,6 +7,7 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from figures import assert_drawn_inside
 from scipy import sparse
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression, Ridge, lars_path
@@ -357,6 +358,7 @@ def test_explanation_round_trip_html_and_plot(linear):
     ax = exp.plot()
     assert len(ax.patches) == 3
     assert [t.get_text() for t in ax.get_yticklabels()] == [n for n, _ in exp.as_list()]
+    assert_drawn_inside(ax.figure)
     plt.close("all")
 
 

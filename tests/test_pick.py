@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from figures import assert_drawn_inside
 
 from skanchors import SubmodularPick, pick
 from skanchors._explanation import Anchor, Predicate
@@ -189,6 +190,7 @@ def test_plot(three_rules):
     X, rules = three_rules
     ax = pick(rules, X, 2, model=lambda df: np.tile([0.5, 0.5], (len(df), 1))).plot()
     assert len(ax.lines) == 2
+    assert_drawn_inside(ax.figure)
     plt.close("all")
 
 
