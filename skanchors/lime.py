@@ -336,7 +336,8 @@ class LimeExplainer(BaseExplainer):
     estimator : fitted classifier or callable
         The model to explain: anything with ``predict_proba`` (an sklearn estimator or a
         whole Pipeline that consumes the raw data), or a callable returning probabilities of
-        shape (n, n_classes). It is only called, never refitted.
+        shape (n, n_classes), whose classes are numbered 0, 1, ... (``model.predict_proba``
+        itself keeps the model's labels). It is only called, never refitted.
     n_samples : int >= 1, default=5000
         Perturbations per explained instance (the instance itself is added).
     n_features : int >= 1, default=10

@@ -13,7 +13,7 @@ import pandas as pd
 from . import _trees
 from ._columnwise import ColumnwiseHead
 
-__all__ = ["ProbabilityModel", "RegressionModel", "as_probability_model"]
+__all__ = ["ProbabilityModel", "RegressionModel", "LabelsAsProbabilities", "as_probability_model"]
 
 
 # The scikit-learn model kind whose prediction method each adapter computes.
@@ -661,6 +661,9 @@ class ProbabilityModel:
             )
         if classes is None:
             classes = getattr(estimator, "classes_", None)
+        if classes is None and getattr(estimator, "__name__", None) == "predict_proba":
+            # model.predict_proba given as the model: its columns are the model's classes
+            classes = getattr(getattr(estimator, "__self__", None), "classes_", None)
         self.classes_ = None if classes is None else np.asarray(classes)
         # whether _fn is an adapter of this module, whose ``labels`` give the classes alone
         # (a user's callable may have an attribute of that name meaning something else)
@@ -780,6 +783,34 @@ def _n_inputs(X):
     """Number of inputs in a batch: rows of an array or DataFrame, items of a list."""
     shape = getattr(X, "shape", None)
     return shape[0] if shape is not None and len(shape) else len(X)
+
+
+class LabelsAsProbabilities:
+    """A classifier without ``predict_proba`` (``LinearSVC``, ``RidgeClassifier``, an ``SVC``
+    without probabilities) as a probability function: 1 for the class it predicts, 0 for the
+    others. Anchors only compare predicted classes, so they need nothing more.
+
+    >>> import numpy as np
+    >>> from sklearn.svm import LinearSVC
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> svc = LinearSVC().fit(X, ["no", "no", "yes", "yes"])
+    >>> LabelsAsProbabilities(svc)(np.array([[0.2], [2.8]])).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+        self.classes_ = np.asarray(estimator.classes_)
+
+    def __call__(self, X):
+        labels = np.asarray(self.estimator.predict(X))
+        index = np.searchsorted(self.classes_, labels)  # scikit-learn's classes_ are sorted
+        index = np.minimum(index, len(self.classes_) - 1)
+        if not np.array_equal(self.classes_[index], labels):
+            raise ValueError("The classifier predicted labels that are not in its classes_.")
+        out = np.zeros((len(labels), len(self.classes_)))
+        out[np.arange(len(labels)), index] = 1.0
+        return out
 
 
 def as_probability_model(estimator):

@@ -698,3 +698,41 @@ def test_a_forest_on_sparse_features_is_called_as_it_is_and_shares_no_calls():
     calls.clear()
     assert np.array_equal(model.predict_index(texts[:7]), expected)
     assert calls == [7]
+
+
+def test_a_bound_predict_proba_keeps_the_model_s_class_labels():
+    from skanchors import LimeExplainer
+
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    model = LogisticRegression().fit(X, np.where(X[:, 0] > 0, "yes", "no"))
+    anchor = AnchorExplainer(model.predict_proba, random_state=0).fit(X).explain(X[:1])[0]
+    assert anchor.prediction == model.predict(X[:1])[0]
+    lime = LimeExplainer(model.predict_proba, target_class="yes", random_state=0).fit(X)
+    assert lime.classes_.tolist() == ["no", "yes"]
+    assert lime.explain(X[:1])[0].prediction == "yes"
+    # a plain function's columns are numbered
+    plain = AnchorExplainer(lambda Z: model.predict_proba(Z), random_state=0).fit(X)
+    assert plain.classes_.tolist() == [0, 1]
+
+
+def test_a_classifier_with_predict_only_is_explained_by_its_predicted_class():
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.svm import LinearSVC
+
+    from skanchors import LimeExplainer
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(size=(600, 3)), columns=["a", "b", "c"])
+    y = np.where(X["a"] > 0.5, "hi", "lo")
+    for clf in (LinearSVC(), RidgeClassifier()):
+        clf.fit(X, y)
+        explainer = AnchorExplainer(clf, random_state=0).fit(X)
+        assert explainer.classes_.tolist() == ["hi", "lo"]
+        x = pd.DataFrame({"a": [0.9], "b": [0.5], "c": [0.5]})
+        anchor = explainer.explain(x)[0]
+        assert anchor.prediction == "hi" and anchor.is_anchor
+        assert anchor.features == ["a"]
+        assert (clf.predict(X[anchor.covers(X)]) == "hi").mean() >= 0.95
+    # LIME fits probabilities: it keeps asking for predict_proba
+    with pytest.raises(TypeError, match="predict_proba"):
+        LimeExplainer(LinearSVC().fit(X, y)).fit(X)

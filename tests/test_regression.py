@@ -81,7 +81,7 @@ def test_regression_errors(data):
     X, model = data
     with pytest.raises(ValueError, match="balance"):
         AnchorExplainer(model, balance=True).fit(X)
-    with pytest.raises(ValueError, match="only has predict"):
+    with pytest.raises(ValueError, match="Regressor has neither. For a regressor use mode="):
         AnchorExplainer(model, mode="classification").fit(X)
     with pytest.raises(ValueError, match="tolerance_unit='absolute'"):
         AnchorExplainer(lambda X: np.ones(len(X)), mode="regression").fit(X)

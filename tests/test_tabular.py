@@ -119,7 +119,7 @@ def test_reports_true_model_calls_and_rows(data):
 def test_fitting_a_callable_predicts_one_reference_row(data, explainer_class):
     # a callable's classes come from the width of its output on one row, not on all of them
     model = PlantedModel()
-    explainer = explainer_class(model.predict_proba, random_state=0).fit(data)
+    explainer = explainer_class(lambda Z: model.predict_proba(Z), random_state=0).fit(data)
     assert (model.calls, model.rows) == (1, 1)
     assert explainer.classes_.tolist() == [0, 1]
 

@@ -74,7 +74,8 @@ def test_free_is_the_anchor_for_every_sampler(sampler, request):
 def test_a_callable_is_fitted_on_a_corpus_starting_with_an_empty_document():
     # the callable's classes are learned on the first reference document, which may be empty
     model = WordModel("free")
-    explainer = AnchorExplainer(model.predict_proba, random_state=0).fit(["", *DOCS])
+    explainer = AnchorExplainer(lambda d: model.predict_proba(d), random_state=0)
+    explainer.fit(["", *DOCS])
     assert explainer.classes_.tolist() == [0, 1] and model.rows == 1
     assert explainer.explain([SPAM])[0].words == ["free"]
 
