@@ -735,7 +735,9 @@ def _weighted_r2(y, pred, w):
     residual = float(np.sum(w * (y - pred) ** 2))
     total = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
     if total == 0:
-        return 1.0 if residual == 0 else 0.0
+        # a constant target: fitted exactly up to rounding of the weighted means
+        scale = float(np.sum(w)) * max(1.0, float(np.max(y**2)))
+        return 1.0 if residual <= 1e-24 * scale else 0.0
     return 1.0 - residual / total
 
 
@@ -829,8 +831,10 @@ def _explain_one(sampler, model, row, target, seed, params):
         score = _weighted_r2(y, Z[:, selected] @ coef + intercept, w)
         local = intercept + float(coef.sum())
     else:
+        # no feature selected: the surrogate is the weighted mean, scored by the same rule
+        # (a constant target is fitted exactly, R^2 1, whichever selection ran)
         intercept = local = float(np.average(y, weights=w))
-        score = 0.0
+        score = _weighted_r2(y, np.full(len(y), intercept), w)
     return LimeExplanation(
         features=tuple(tuple(instance.predicates[i] for i in preds) for preds in groups),
         weights=weights,

@@ -475,3 +475,18 @@ def test_explanations_compare_by_content():
     c = explainer.explain(X[1:2])[0]
     assert a != c and [c, a].index(a) == 1
     assert a != "not an explanation"
+
+
+@pytest.mark.parametrize(
+    "selection", ["auto", "forward_selection", "highest_weights", "lasso_path", "none"]
+)
+def test_a_constant_model_is_fitted_exactly_whatever_the_selection(selection):
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    constant = lambda Z: np.tile([0.3, 0.7], (len(Z), 1))  # noqa: E731
+    explainer = LimeExplainer(
+        constant, feature_selection=selection, n_samples=300, random_state=0
+    ).fit(X)
+    exp = explainer.explain(X[:1])[0]
+    assert exp.score == 1.0 and exp.local_prediction == pytest.approx(0.7)
+    if selection == "lasso_path":
+        assert exp.selected == ()  # the path selects nothing for a constant
