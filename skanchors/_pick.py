@@ -45,8 +45,8 @@ class SubmodularPick:
         covers; LIME: share of the total importance of its features).
     precision : ndarray of float or None
         Anchors with ``model``: held-out precision of each picked anchor, the share of the rows
-        of ``X`` it covers on which the model predicts the anchor's class (NaN if it covers
-        none).
+        of ``X`` it covers on which the model predicts the anchor's class (regression: a
+        value within the anchor's tolerance of its prediction); NaN if it covers none.
     kind : {"anchor", "lime"}
     feature_names : list of str or None
         LIME: the features (columns of ``W``).
@@ -220,9 +220,10 @@ def pick(explanations, X=None, k=5, *, model=None):
         features), so it may be ``None`` there.
     k : int >= 1, default=5
         Budget of explanations; at most ``len(explanations)`` are picked.
-    model : fitted classifier or callable, default=None
-        Anchors only: the explained model, to report the held-out precision of each picked
-        anchor on ``X``. Not used for LIME explanations.
+    model : fitted model or callable, default=None
+        Anchors only: the explained model (classifier or, for regression anchors, regressor),
+        to report the held-out precision of each picked anchor on ``X``. Not used for LIME
+        explanations.
 
     Returns
     -------
@@ -292,14 +293,16 @@ def pick(explanations, X=None, k=5, *, model=None):
     curve = np.minimum(curve / scale, 1.0)
     single = (covers[order] @ values) / scale
     if kind == "anchor" and model is not None:
-        from .models import as_probability_model
+        predicted, regression = _predictions(model, X, explanations)
 
-        wrapped = as_probability_model(model)
-        proba = wrapped.predict_proba(X)
-        predicted = np.asarray(wrapped.classes_)[proba.argmax(axis=1)]
+        def agree(anchor, values):
+            if regression:
+                return np.abs(values - anchor.prediction) <= anchor.tolerance
+            return values == anchor.prediction
+
         precision = np.array(
             [
-                float(np.mean(predicted[covers[i]] == explanations[i].prediction))
+                float(np.mean(agree(explanations[i], predicted[covers[i]])))
                 if covers[i].any()
                 else float("nan")
                 for i in order
@@ -317,3 +320,25 @@ def pick(explanations, X=None, k=5, *, model=None):
         n_candidates=len(explanations),
         _labels=[labels[i] for i in order],
     )
+
+
+def _predictions(model, X, anchors):
+    """The model's outcome on every row of ``X``: predicted values for regression anchors
+    (those with a ``tolerance``), predicted classes otherwise: ``(values, is_regression)``."""
+    from .models import (
+        LabelsAsProbabilities,
+        ProbabilityModel,
+        RegressionModel,
+        as_probability_model,
+    )
+
+    regression = {a.tolerance is not None for a in anchors}
+    if len(regression) > 1:
+        raise ValueError("explanations mix regression and classification anchors.")
+    if regression == {True}:
+        return np.asarray(RegressionModel(model).predict(X), dtype=float), True
+    if not (hasattr(model, "predict_proba") or callable(model)) and hasattr(model, "classes_"):
+        model = ProbabilityModel(LabelsAsProbabilities(model), model.classes_)
+    wrapped = as_probability_model(model)
+    proba = wrapped.predict_proba(X)
+    return np.asarray(wrapped.classes_)[proba.argmax(axis=1)], False

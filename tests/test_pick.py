@@ -208,3 +208,27 @@ def test_errors(three_rules):
         pick(rules, None, 2)
     with pytest.raises(TypeError, match="single string"):
         pick(rules, "text", 2)
+
+
+def test_held_out_precision_of_regression_anchors_and_of_predict_only_classifiers():
+    from sklearn.svm import LinearSVC
+    from sklearn.tree import DecisionTreeRegressor
+
+    from skanchors import AnchorExplainer
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(size=(600, 3)), columns=["a", "b", "c"])
+    reg = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, 10.0 * (X["b"] > 0.5))
+    explainer = AnchorExplainer(reg, random_state=0, beam_size=1).fit(X)
+    result = pick(explainer.explain(X.iloc[:8]), X, k=2, model=reg)
+    predicted = reg.predict(X)
+    for anchor, precision in zip(result.explanations, result.precision):
+        covered = predicted[anchor.covers(X)]
+        assert precision == np.mean(np.abs(covered - anchor.prediction) <= anchor.tolerance)
+        assert precision >= 0.95
+    svc = LinearSVC().fit(X, np.where(X["a"] > 0.5, "hi", "lo"))
+    anchors = AnchorExplainer(svc, random_state=0).fit(X).explain(X.iloc[:6])
+    result = pick(anchors, X, k=2, model=svc)
+    assert all(p >= 0.9 for p in result.precision)
+    with pytest.raises(ValueError, match="mix regression and classification"):
+        pick([anchors[0], explainer.explain(X.iloc[:1])[0]], X, k=1, model=svc)
