@@ -137,7 +137,7 @@ class _Predictions:
         if memos is not None and self.shared is not None and self.shared.cache.enabled:
             return self._label_memo(keys, hashes, memos)
         if hashes is None:
-            hashes = row_hash(keys)
+            hashes = getattr(self.instance, "hash_rows", row_hash)(keys)
         uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
         if self.shared is not None and self.shared.cache.enabled:
             # The shared cache already holds every prediction this search made.

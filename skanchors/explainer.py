@@ -33,6 +33,7 @@ from .models import (
     ProbabilityModel,
     RegressionModel,
     as_probability_model,
+    split_thresholds,
 )
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
@@ -342,6 +343,7 @@ class AnchorExplainer(BaseExplainer):
                 del self.classes_
         else:
             self._learn_classes(X)
+        self._hash_by_splits(X)
         # Streams of perturbations are seeded once per fit, and the model's predictions on
         # them are kept for every later search (see skanchors._cache).
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
@@ -351,6 +353,23 @@ class AnchorExplainer(BaseExplainer):
         if getattr(self.sampler_, "feature_names_in_", None) is not None:
             self.feature_names_in_ = self.sampler_.feature_names_in_
         return self
+
+    def _hash_by_splits(self, X):
+        """A tree ensemble given its input as the sampler makes it: rows it cannot tell apart
+        (every feature between the same two split thresholds) are predicted once
+        (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`)."""
+        sampler = self.sampler_
+        if not hasattr(sampler, "hash_by_splits"):
+            return
+        thresholds = split_thresholds(self.estimator)
+        if thresholds is None:
+            return
+        names = getattr(self.estimator, "feature_names_in_", None)
+        ours = getattr(sampler, "feature_names_in_", None)
+        if names is not None and (ours is None or list(names) != list(ours)):
+            return  # the model reads other columns than the sampler's
+        if self.estimator.n_features_in_ == sampler.n_features_in_:
+            sampler.hash_by_splits(thresholds)
 
     def _tabular_params(self):
         # (LIME draws unconditioned rows, which both perturbations draw alike: only anchors

@@ -13,7 +13,13 @@ import pandas as pd
 from . import _trees
 from ._columnwise import ColumnwiseHead
 
-__all__ = ["ProbabilityModel", "RegressionModel", "LabelsAsProbabilities", "as_probability_model"]
+__all__ = [
+    "ProbabilityModel",
+    "RegressionModel",
+    "LabelsAsProbabilities",
+    "as_probability_model",
+    "split_thresholds",
+]
 
 
 # The scikit-learn model kind whose prediction method each adapter computes.
@@ -783,6 +789,29 @@ def _n_inputs(X):
     """Number of inputs in a batch: rows of an array or DataFrame, items of a list."""
     shape = getattr(X, "shape", None)
     return shape[0] if shape is not None and len(shape) else len(X)
+
+
+def split_thresholds(estimator):
+    """Per feature, the sorted thresholds at which the trees of ``estimator`` split it, or
+    None unless it is a scikit-learn random forest, extra trees or gradient boosting model
+    (classifier or regressor) whose predictions are the library's own.
+
+    Such a model sees a value only through comparisons ``float32(x) <= threshold``: two
+    inputs whose features fall between the same thresholds get the same prediction to the
+    last bit, and the explainer predicts one of them (see
+    :meth:`skanchors.samplers.TabularSampler.hash_by_splits`).
+    """
+    checks = [
+        check(estimator, method)
+        for check in (_is_forest, _is_boosting)
+        for method in ("predict_proba", "predict")
+    ]
+    if not any(checks):
+        return None
+    trees = np.asarray(estimator.estimators_, dtype=object).ravel()
+    features = np.concatenate([t.tree_.feature for t in trees])
+    thresholds = np.concatenate([t.tree_.threshold for t in trees])
+    return [np.unique(thresholds[features == j]) for j in range(estimator.n_features_in_)]
 
 
 class LabelsAsProbabilities:

@@ -455,7 +455,8 @@ def test_explaining_hist_gradient_boosting_gives_the_anchors_of_its_predict_prob
     for i in (600, 601, 602):
         a, b = fast.explain(X.iloc[[i]])[0], plain.explain(X.iloc[[i]])[0]
         assert str(a) == str(b)
-        assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
+        # (given the model, rows its trees cannot tell apart are predicted once)
+        assert a.n_model_calls <= b.n_model_calls and a.n_rows_predicted <= b.n_rows_predicted
     assert fast.model_._fn.engaged
 
 
@@ -498,7 +499,8 @@ def test_a_forest_regressor_is_predicted_by_its_trees_to_the_last_bit(kind, trav
     for row in X[400:403]:
         a, b = fast.explain(row[None])[0], plain.explain(row[None])[0]
         assert str(a) == str(b)
-        assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
+        # (given the model, rows its trees cannot tell apart are predicted once)
+        assert a.n_model_calls <= b.n_model_calls and a.n_rows_predicted <= b.n_rows_predicted
 
 
 @pytest.mark.parametrize("loss", ["squared_error", "poisson"])
@@ -524,7 +526,8 @@ def test_hist_gradient_boosting_regression_is_predicted_to_the_last_bit(loss):
     for i in (600, 601):
         a, b = fast.explain(features.iloc[[i]])[0], plain.explain(features.iloc[[i]])[0]
         assert str(a) == str(b)
-        assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
+        # (given the model, rows its trees cannot tell apart are predicted once)
+        assert a.n_model_calls <= b.n_model_calls and a.n_rows_predicted <= b.n_rows_predicted
     assert fast.model_._fn.engaged
 
 
@@ -609,12 +612,13 @@ def test_explaining_a_model_gives_the_anchors_of_its_predict_proba(make, n_jobs,
     fast = AnchorExplainer(model, **options).fit(X[:400])
     plain = AnchorExplainer(model.predict_proba, **options).fit(X[:400])
     assert [str(a) for a in fast.explain(rows)] == [str(a) for a in plain.explain(rows)]
-    # one row per call: the same searches, the same model calls (several rows in one call
+    # one row per call: the same searches, no more model calls (several rows in one call
     # may share calls or not, by how long one model call takes)
     for row in rows[:3]:
         a, b = fast.explain(row[None])[0], plain.explain(row[None])[0]
         assert str(a) == str(b)
-        assert (a.n_model_calls, a.n_rows_predicted) == (b.n_model_calls, b.n_rows_predicted)
+        # (given the model, rows its trees cannot tell apart are predicted once)
+        assert a.n_model_calls <= b.n_model_calls and a.n_rows_predicted <= b.n_rows_predicted
 
 
 class _Spy:

@@ -37,14 +37,15 @@ def _below(z, size):
 
 @numba.njit(nogil=True, cache=True)
 def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, pool_rows, holds,
-                codes, mult):  # fmt: skip
+                codes, hash_codes, mult):  # fmt: skip
     """``(src, base, keys, hashes)`` of the blocks with seeds ``seeds``, ``n`` samples each.
 
     Pair ``p`` replaces feature ``pair_feature[p]`` of block ``pair_block[p]`` where the base
     row violates one of predicates ``pair_preds[p]`` (``holds[row, predicate]``) by the row at
     a uniform position of ``pool_rows[slots[p, 0]:slots[p, 0] + slots[p, 1]]``. ``codes``:
-    the reference rows' value codes; ``mult``: :func:`skanchors._cache.row_hash`'s
-    multipliers.
+    the reference rows' value codes; ``hash_codes``: what the rows are hashed by (the value
+    codes, or the intervals of a tree model's splits they fall in); ``mult``:
+    :func:`skanchors._cache.row_hash`'s multipliers.
     """
     n_blocks = seeds.shape[0]
     n_feat = codes.shape[1]
@@ -83,8 +84,8 @@ def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, po
             r = j * n + i
             h = np.uint64(0)
             for f in range(n_feat):
-                code = codes[src[j, i, f], f]
-                keys[r, f] = code
-                h += np.uint64(code) * mult[f]
+                row = src[j, i, f]
+                keys[r, f] = codes[row, f]
+                h += np.uint64(hash_codes[row, f]) * mult[f]
             hashes[r] = h
     return src, base, keys, hashes.reshape(n_blocks, n)

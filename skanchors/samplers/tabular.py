@@ -197,6 +197,8 @@ class TabularSampler(BaseEstimator):
         self._slots, self._pool_rows, self._slots_used = {}, np.zeros(0, dtype=np.intp), 0
         self._flat = None
         self._orders, self._ordered = {}, {}
+        # rows are hashed by their value codes unless hash_by_splits says otherwise
+        self._split_thresholds = self._hash_maps = self._hash_codes = None
         self.n_reference_ = n
         if self._cum is None and self.perturbation != "reference":
             _block_kernel()  # numba's one-time start belongs to fit, not to the first row
@@ -210,6 +212,31 @@ class TabularSampler(BaseEstimator):
             if name in state:
                 state[name] = {}
         return state
+
+    def hash_by_splits(self, thresholds):
+        """Identify rows the model cannot tell apart, so that one of them is predicted.
+
+        ``thresholds`` lists, per feature, the sorted values at which a tree model splits it
+        (:func:`skanchors.models.split_thresholds`). The model sees a feature only through
+        ``float32(x) <= t``, so values between the same two thresholds are one value to it:
+        rows are hashed (the search's deduplication and prediction cache) by those intervals
+        instead of by their values. The samples, the search and its answers are unchanged;
+        fewer rows go to the model. Returns False, changing nothing, when a feature holds
+        values that are not numbers or the thresholds do not match the features.
+        """
+        check_is_fitted(self, "n_reference_")
+        if thresholds is None or len(thresholds) != self.n_features_in_:
+            return False
+        thresholds = [np.asarray(t, dtype=np.float64) for t in thresholds]
+        maps = [_split_codes(v, t) for v, t in zip(self._values, thresholds)]
+        if any(m is None for m in maps):
+            return False
+        self._split_thresholds, self._hash_maps = thresholds, maps
+        self._hash_codes = np.column_stack(
+            [m.take(self._codes[:, j]) for j, m in enumerate(maps)]
+        ).astype(np.int32)
+        self._orders = {}  # their hashes were of the values
+        return True
 
     def _reference_order(self, seed):
         """The reference rows in the order the search draws them (``perturbation="reference"``).
@@ -231,7 +258,8 @@ class TabularSampler(BaseEstimator):
                 rows = np.flatnonzero(rng.random(n) * w.max() < w)
                 order = rows[rng.permutation(rows.size)]
             keys = np.ascontiguousarray(self._codes[order])
-            out = self._orders[seed] = (order, keys, row_hash(keys))
+            hashed = keys if self._hash_codes is None else self._hash_codes[order]
+            out = self._orders[seed] = (order, keys, row_hash(hashed))
         return out
 
     def _ordered_predicate(self, seed, gid):
@@ -552,6 +580,15 @@ class TabularInstance:
                     self._values[j] = np.concatenate([self._values[j], value])
             x_codes[j] = code
         self.x_codes = x_codes
+        self._hash_flat = None
+        if parent._hash_maps is not None:
+            maps = parent._hash_maps
+            if self._own_values:  # the appended values get their intervals too
+                maps = [
+                    _extended_split_codes(v, t, m)
+                    for v, t, m in zip(self._values, parent._split_thresholds, maps)
+                ]
+            self._hash_flat = _flatten(maps)
         preds, gids, feats = [], [], []
         x_bins = parent._row_bins(data, row) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
@@ -718,6 +755,15 @@ class TabularInstance:
             keys[own] = np.broadcast_to(self.x_codes, src.shape)[own]
         return keys
 
+    def hash_rows(self, keys):
+        """:func:`~skanchors._cache.row_hash` of rows of value codes, or of the intervals
+        between the model's split thresholds they fall in (see
+        :meth:`TabularSampler.hash_by_splits`)."""
+        if self._hash_flat is None:
+            return row_hash(keys)
+        flat, offsets = self._hash_flat
+        return row_hash(flat.take(keys + offsets))
+
     def _holds_of(self, src):
         d = self.n_predicates
         if d:
@@ -863,6 +909,7 @@ class TabularInstance:
                 self.parent._pool_rows,
                 self._holds,
                 codes,
+                codes if self.parent._hash_codes is None else self.parent._hash_codes,
                 hash_multipliers(codes.shape[1]),
             )
             keys = keys.reshape(n_blocks, n, n_feat)
@@ -896,7 +943,7 @@ class TabularInstance:
                     ok, pair_base, picks
                 )
         keys = self._keys(src.reshape(n_blocks * n, n_feat))
-        hashes = row_hash(keys).reshape(n_blocks, n)
+        hashes = self.hash_rows(keys).reshape(n_blocks, n)
         keys = keys.reshape(n_blocks, n, n_feat)
         return [(src[j], base[j], keys[j], hashes[j], {}) for j in range(n_blocks)]
 
@@ -975,11 +1022,39 @@ def _load_block_kernel():
     src, base, keys, hashes = make_blocks(
         np.array([7], dtype=np.uint64), 4, 2, empty, empty, np.zeros((0, 1), dtype=np.intp),
         np.zeros((0, 2), dtype=np.intp), empty, np.ones((3, 1), dtype=bool),
-        np.array([[5], [9]], dtype=np.int32), np.array([3], dtype=np.uint64),
+        np.array([[5], [9]], dtype=np.int32), np.array([[5], [9]], dtype=np.int32),
+        np.array([3], dtype=np.uint64),
     )  # fmt: skip
     if not np.array_equal(keys[:, 0], np.array([5, 9], dtype=np.int32)[base[0]]):
         raise RuntimeError("compiled stream blocks failed their check")
     return make_blocks
+
+
+def _split_codes(values, thresholds):
+    """The interval between ``thresholds`` (sorted) that each value falls in, as a tree
+    model compares it (``float32(x) <= t``): the number of thresholds below it; missing
+    values get a code of their own. None when the values are not numbers."""
+    if not isinstance(values, np.ndarray):
+        values = pd.Series(values)
+    try:
+        numbers = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    single = numbers.astype(np.float32).astype(np.float64)
+    codes = np.searchsorted(thresholds, single, side="left").astype(np.int64)
+    codes[np.isnan(numbers)] = len(thresholds) + 1
+    return codes
+
+
+def _extended_split_codes(values, thresholds, known):
+    """:func:`_split_codes` of ``values`` whose first ``len(known)`` codes are ``known``:
+    the explained row's values the reference data lacked, appended after them. One that is
+    not a number gets a code of its own."""
+    out = [known]
+    for k in range(len(known), len(values)):
+        code = _split_codes(values[k : k + 1], thresholds)
+        out.append(code if code is not None else np.array([len(thresholds) + 2 + k]))
+    return np.concatenate(out)
 
 
 def _flatten(values):
