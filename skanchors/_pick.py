@@ -325,20 +325,13 @@ def pick(explanations, X=None, k=5, *, model=None):
 def _predictions(model, X, anchors):
     """The model's outcome on every row of ``X``: predicted values for regression anchors
     (those with a ``tolerance``), predicted classes otherwise: ``(values, is_regression)``."""
-    from .models import (
-        LabelsAsProbabilities,
-        ProbabilityModel,
-        RegressionModel,
-        as_probability_model,
-    )
+    from .models import RegressionModel, as_probability_model
 
     regression = {a.tolerance is not None for a in anchors}
     if len(regression) > 1:
         raise ValueError("explanations mix regression and classification anchors.")
     if regression == {True}:
         return np.asarray(RegressionModel(model).predict(X), dtype=float), True
-    if not (hasattr(model, "predict_proba") or callable(model)) and hasattr(model, "classes_"):
-        model = ProbabilityModel(LabelsAsProbabilities(model), model.classes_)
-    wrapped = as_probability_model(model)
+    wrapped = as_probability_model(model, labels_only=True)
     proba = wrapped.predict_proba(X)
     return np.asarray(wrapped.classes_)[proba.argmax(axis=1)], False

@@ -28,13 +28,7 @@ from ._batching import _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
 from ._search import beam_search, estimate
-from .models import (
-    LabelsAsProbabilities,
-    ProbabilityModel,
-    RegressionModel,
-    as_probability_model,
-    split_thresholds,
-)
+from .models import RegressionModel, as_probability_model, split_thresholds
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
 
@@ -60,9 +54,9 @@ class AnchorExplainer(BaseExplainer):
         The model to explain: anything with ``predict_proba`` (an sklearn estimator or a
         whole Pipeline that consumes the raw data), a classifier with only ``predict`` and
         ``classes_`` (``LinearSVC``: anchors compare predicted classes), or a callable
-        returning probabilities of
-        shape (n, n_classes), whose classes are numbered 0, 1, ... (``model.predict_proba``
-        itself keeps the model's labels). It is only called, never refitted.
+        returning probabilities of shape (n, n_classes), whose classes are numbered 0, 1,
+        ... (``model.predict_proba`` itself keeps the model's labels). It is only called,
+        never refitted.
     threshold : float in (0, 1], default=0.95
         The paper's tau: the precision a rule must reach to be an anchor.
     delta : float in (0, 1), default=0.1
@@ -297,20 +291,23 @@ class AnchorExplainer(BaseExplainer):
         if regression and self.balance:
             raise ValueError("balance=True needs classes; it does not apply to regression.")
         estimator = self.estimator
-        if not regression and not (
-            hasattr(estimator, "predict_proba") or _is_plain_callable(estimator)
+        if not (
+            regression
+            or hasattr(estimator, "predict_proba")
+            or _is_plain_callable(estimator)
+            or (hasattr(estimator, "predict") and hasattr(estimator, "classes_"))
         ):
-            if not (hasattr(estimator, "predict") and hasattr(estimator, "classes_")):
-                raise ValueError(
-                    "The 'estimator' parameter must be a fitted classifier (predict_proba, or "
-                    f"predict and classes_) or a callable; {type(estimator).__name__} has "
-                    "neither. For a regressor use mode='regression'."
-                )
-            # anchors compare predicted classes only: predict is enough
-            estimator = ProbabilityModel(LabelsAsProbabilities(estimator), estimator.classes_)
-        self.model_ = RegressionModel(estimator) if regression else None
-        if not regression:
-            self.model_ = as_probability_model(estimator)
+            raise ValueError(
+                "The 'estimator' parameter must be a fitted classifier (predict_proba, or "
+                f"predict and classes_) or a callable; {type(estimator).__name__} has "
+                "neither. For a regressor use mode='regression'."
+            )
+        # anchors compare predicted classes only: a classifier's predict is enough
+        self.model_ = (
+            RegressionModel(estimator)
+            if regression
+            else as_probability_model(estimator, labels_only=True)
+        )
         sampler = self._make_sampler(X)
         weights = None
         if self.balance:

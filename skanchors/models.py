@@ -842,10 +842,19 @@ class LabelsAsProbabilities:
         return out
 
 
-def as_probability_model(estimator):
-    """Wrap ``estimator`` (see :class:`ProbabilityModel`) unless it already is one."""
+def as_probability_model(estimator, labels_only=False):
+    """Wrap ``estimator`` (see :class:`ProbabilityModel`) unless it already is one. With
+    ``labels_only`` (what anchors need), a classifier with only ``predict`` and ``classes_``
+    is read through :class:`LabelsAsProbabilities`."""
     if isinstance(estimator, ProbabilityModel):
         return estimator
+    if (
+        labels_only
+        and not (hasattr(estimator, "predict_proba") or callable(estimator))
+        and hasattr(estimator, "predict")
+        and hasattr(estimator, "classes_")
+    ):
+        return ProbabilityModel(LabelsAsProbabilities(estimator), estimator.classes_)
     return ProbabilityModel(estimator)
 
 
