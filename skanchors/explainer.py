@@ -358,15 +358,15 @@ class AnchorExplainer(BaseExplainer):
         sampler = self.sampler_
         if not hasattr(sampler, "hash_by_splits"):
             return
-        thresholds = split_thresholds(self.estimator)
-        if thresholds is None:
+        splits = split_thresholds(self.estimator)
+        if splits is None:
             return
         names = getattr(self.estimator, "feature_names_in_", None)
         ours = getattr(sampler, "feature_names_in_", None)
         if names is not None and (ours is None or list(names) != list(ours)):
             return  # the model reads other columns than the sampler's
         if self.estimator.n_features_in_ == sampler.n_features_in_:
-            sampler.hash_by_splits(thresholds)
+            sampler.hash_by_splits(*splits)
 
     def _tabular_params(self):
         # (LIME draws unconditioned rows, which both perturbations draw alike: only anchors

@@ -792,26 +792,38 @@ def _n_inputs(X):
 
 
 def split_thresholds(estimator):
-    """Per feature, the sorted thresholds at which the trees of ``estimator`` split it, or
-    None unless it is a scikit-learn random forest, extra trees or gradient boosting model
-    (classifier or regressor) whose predictions are the library's own.
+    """``(thresholds, dtype)``: per feature, the sorted thresholds at which the trees of
+    ``estimator`` split it, and the precision they compare values in; None unless it is a
+    scikit-learn random forest, extra trees, gradient boosting or (without categorical
+    features) histogram gradient boosting model, classifier or regressor, whose predictions
+    are the library's own.
 
-    Such a model sees a value only through comparisons ``float32(x) <= threshold``: two
-    inputs whose features fall between the same thresholds get the same prediction to the
-    last bit, and the explainer predicts one of them (see
-    :meth:`skanchors.samplers.TabularSampler.hash_by_splits`).
+    Such a model sees a value only through comparisons ``dtype(x) <= threshold`` (float32
+    for the first three, float64 for histogram boosting): two inputs whose features fall
+    between the same thresholds get the same prediction to the last bit, and the explainer
+    predicts one of them (see :meth:`skanchors.samplers.TabularSampler.hash_by_splits`).
     """
-    checks = [
-        check(estimator, method)
-        for check in (_is_forest, _is_boosting)
-        for method in ("predict_proba", "predict")
-    ]
-    if not any(checks):
+    methods = ("predict_proba", "predict")
+    n = getattr(estimator, "n_features_in_", None)
+    if any(check(estimator, m) for check in (_is_forest, _is_boosting) for m in methods):
+        trees = np.asarray(estimator.estimators_, dtype=object).ravel()
+        features = np.concatenate([t.tree_.feature for t in trees])
+        thresholds = np.concatenate([t.tree_.threshold for t in trees])
+        dtype = np.float32
+    elif (
+        any(_is_hist_boosting(estimator, m) for m in methods)
+        and getattr(estimator, "_preprocessor", None) is None
+        and not np.any(getattr(estimator, "is_categorical_", None) is not None
+                       and estimator.is_categorical_)
+    ):  # fmt: skip
+        nodes = [p.nodes for stage in estimator._predictors for p in stage]
+        nodes = np.concatenate(nodes)
+        nodes = nodes[(nodes["is_leaf"] == 0) & (nodes["is_categorical"] == 0)]
+        features, thresholds = nodes["feature_idx"], nodes["num_threshold"]
+        dtype = np.float64
+    else:
         return None
-    trees = np.asarray(estimator.estimators_, dtype=object).ravel()
-    features = np.concatenate([t.tree_.feature for t in trees])
-    thresholds = np.concatenate([t.tree_.threshold for t in trees])
-    return [np.unique(thresholds[features == j]) for j in range(estimator.n_features_in_)]
+    return [np.unique(thresholds[features == j]) for j in range(n)], dtype
 
 
 class LabelsAsProbabilities:

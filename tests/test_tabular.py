@@ -1206,14 +1206,17 @@ def test_split_codes_compare_as_the_trees_do():
     assert codes.tolist() == [0, 0, 1, 1, 2, 3]
     # scikit-learn's trees compare float32(x) <= t: float32(0.1) is above the float64 0.1
     assert _split_codes(np.array([0.1]), np.array([0.1])).tolist() == [1]
+    # histogram boosting compares the float64 value itself
+    assert _split_codes(np.array([0.1]), np.array([0.1]), np.float64).tolist() == [0]
     assert _split_codes(np.array(["a", "b"], dtype=object), np.array([0.5])) is None
 
 
-@pytest.mark.parametrize("kind", ["gb", "rf", "gb-regressor"])
+@pytest.mark.parametrize("kind", ["gb", "rf", "gb-regressor", "hgb"])
 def test_rows_a_tree_model_cannot_tell_apart_are_predicted_once(kind):
     from sklearn.ensemble import (
         GradientBoostingClassifier,
         GradientBoostingRegressor,
+        HistGradientBoostingClassifier,
         RandomForestClassifier,
     )
 
@@ -1225,6 +1228,7 @@ def test_rows_a_tree_model_cannot_tell_apart_are_predicted_once(kind):
         "gb": GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0),
         "rf": RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0),
         "gb-regressor": GradientBoostingRegressor(n_estimators=20, max_depth=2, random_state=0),
+        "hgb": HistGradientBoostingClassifier(max_iter=20, max_depth=2, random_state=0),
     }[kind].fit(X, y)
     method = model.predict if kind == "gb-regressor" else model.predict_proba
     params = dict(random_state=0, categorical_features=["k"])
@@ -1252,7 +1256,7 @@ def test_rows_a_tree_model_cannot_tell_apart_are_predicted_once(kind):
 
 
 def test_only_a_tree_model_reading_the_sampler_s_columns_is_hashed_by_splits():
-    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -1267,3 +1271,8 @@ def test_only_a_tree_model_reading_the_sampler_s_columns_is_hashed_by_splits():
     ):
         explainer = AnchorExplainer(model, random_state=0).fit(X[["a", "b", "c"]])
         assert explainer.sampler_._hash_codes is None
+    # histogram boosting with a categorical feature: the categories are not thresholds
+    Xc = X.assign(s=pd.Categorical(rng.choice(["u", "v"], 300)))
+    hgb = HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype")
+    explainer = AnchorExplainer(hgb.fit(Xc, y), random_state=0).fit(Xc)
+    assert explainer.sampler_._hash_codes is None

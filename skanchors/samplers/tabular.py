@@ -198,7 +198,7 @@ class TabularSampler(BaseEstimator):
         self._flat = None
         self._orders, self._ordered = {}, {}
         # rows are hashed by their value codes unless hash_by_splits says otherwise
-        self._split_thresholds = self._hash_maps = self._hash_codes = None
+        self._split_thresholds = self._split_dtype = self._hash_maps = self._hash_codes = None
         self.n_reference_ = n
         if self._cum is None and self.perturbation != "reference":
             _block_kernel()  # numba's one-time start belongs to fit, not to the first row
@@ -213,12 +213,13 @@ class TabularSampler(BaseEstimator):
                 state[name] = {}
         return state
 
-    def hash_by_splits(self, thresholds):
+    def hash_by_splits(self, thresholds, dtype=np.float32):
         """Identify rows the model cannot tell apart, so that one of them is predicted.
 
         ``thresholds`` lists, per feature, the sorted values at which a tree model splits it
-        (:func:`skanchors.models.split_thresholds`). The model sees a feature only through
-        ``float32(x) <= t``, so values between the same two thresholds are one value to it:
+        (:func:`skanchors.models.split_thresholds`), and ``dtype`` the precision it compares
+        values in. The model sees a feature only through ``dtype(x) <= t``, so values
+        between the same two thresholds are one value to it:
         rows are hashed (the search's deduplication and prediction cache) by those intervals
         instead of by their values. The samples, the search and its answers are unchanged;
         fewer rows go to the model. Returns False, changing nothing, when a feature holds
@@ -228,10 +229,10 @@ class TabularSampler(BaseEstimator):
         if thresholds is None or len(thresholds) != self.n_features_in_:
             return False
         thresholds = [np.asarray(t, dtype=np.float64) for t in thresholds]
-        maps = [_split_codes(v, t) for v, t in zip(self._values, thresholds)]
+        maps = [_split_codes(v, t, dtype) for v, t in zip(self._values, thresholds)]
         if any(m is None for m in maps):
             return False
-        self._split_thresholds, self._hash_maps = thresholds, maps
+        self._split_thresholds, self._split_dtype, self._hash_maps = thresholds, dtype, maps
         self._hash_codes = np.column_stack(
             [m.take(self._codes[:, j]) for j, m in enumerate(maps)]
         ).astype(np.int32)
@@ -585,7 +586,7 @@ class TabularInstance:
             maps = parent._hash_maps
             if self._own_values:  # the appended values get their intervals too
                 maps = [
-                    _extended_split_codes(v, t, m)
+                    _extended_split_codes(v, t, m, parent._split_dtype)
                     for v, t, m in zip(self._values, parent._split_thresholds, maps)
                 ]
             self._hash_flat = _flatten(maps)
@@ -1030,9 +1031,9 @@ def _load_block_kernel():
     return make_blocks
 
 
-def _split_codes(values, thresholds):
+def _split_codes(values, thresholds, dtype=np.float32):
     """The interval between ``thresholds`` (sorted) that each value falls in, as a tree
-    model compares it (``float32(x) <= t``): the number of thresholds below it; missing
+    model compares it (``dtype(x) <= t``): the number of thresholds below it; missing
     values get a code of their own. None when the values are not numbers."""
     if not isinstance(values, np.ndarray):
         values = pd.Series(values)
@@ -1040,19 +1041,19 @@ def _split_codes(values, thresholds):
         numbers = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         return None
-    single = numbers.astype(np.float32).astype(np.float64)
+    single = numbers.astype(dtype).astype(np.float64)
     codes = np.searchsorted(thresholds, single, side="left").astype(np.int64)
     codes[np.isnan(numbers)] = len(thresholds) + 1
     return codes
 
 
-def _extended_split_codes(values, thresholds, known):
+def _extended_split_codes(values, thresholds, known, dtype):
     """:func:`_split_codes` of ``values`` whose first ``len(known)`` codes are ``known``:
     the explained row's values the reference data lacked, appended after them. One that is
     not a number gets a code of its own."""
     out = [known]
     for k in range(len(known), len(values)):
-        code = _split_codes(values[k : k + 1], thresholds)
+        code = _split_codes(values[k : k + 1], thresholds, dtype)
         out.append(code if code is not None else np.array([len(thresholds) + 2 + k]))
     return np.concatenate(out)
 
