@@ -794,9 +794,10 @@ def _n_inputs(X):
 def split_thresholds(estimator):
     """``(thresholds, dtype)``: per feature, the sorted thresholds at which the trees of
     ``estimator`` split it, and the precision they compare values in; None unless it is a
-    scikit-learn random forest, extra trees, gradient boosting or (without categorical
-    features) histogram gradient boosting model, classifier or regressor, whose predictions
-    are the library's own.
+    scikit-learn random forest, extra trees, gradient boosting or histogram gradient boosting
+    model, classifier or regressor, whose predictions are the library's own. A categorical
+    feature of histogram boosting, split by sets of categories, has None: every category is
+    a value of its own.
 
     Such a model sees a value only through comparisons ``dtype(x) <= threshold`` (float32
     for the first three, float64 for histogram boosting): two inputs whose features fall
@@ -810,17 +811,24 @@ def split_thresholds(estimator):
         features = np.concatenate([t.tree_.feature for t in trees])
         thresholds = np.concatenate([t.tree_.threshold for t in trees])
         dtype = np.float32
-    elif (
-        any(_is_hist_boosting(estimator, m) for m in methods)
-        and getattr(estimator, "_preprocessor", None) is None
-        and not np.any(getattr(estimator, "is_categorical_", None) is not None
-                       and estimator.is_categorical_)
-    ):  # fmt: skip
-        nodes = [p.nodes for stage in estimator._predictors for p in stage]
-        nodes = np.concatenate(nodes)
+    elif any(_is_hist_boosting(estimator, m) for m in methods):
+        if getattr(estimator, "_preprocessor", None) is None:
+            order = np.arange(n)
+            flags = getattr(estimator, "is_categorical_", None)
+            categorical = np.zeros(n, bool) if flags is None else np.asarray(flags, dtype=bool)
+        else:  # the preprocessor's output: the categorical columns first (see there)
+            layout = _HistBoostingProba(estimator)
+            try:
+                layout._setup()
+            except Exception:  # noqa: BLE001 (internals not as expected: no hashing)
+                return None
+            categorical, order = layout._layout[:2]
+        nodes = np.concatenate([p.nodes for stage in estimator._predictors for p in stage])
         nodes = nodes[(nodes["is_leaf"] == 0) & (nodes["is_categorical"] == 0)]
-        features, thresholds = nodes["feature_idx"], nodes["num_threshold"]
-        dtype = np.float64
+        features, thresholds = order[nodes["feature_idx"]], nodes["num_threshold"]
+        # a category is split by a set of categories: each keeps a code of its own (None)
+        out = [None if categorical[j] else np.unique(thresholds[features == j]) for j in range(n)]
+        return out, np.float64
     else:
         return None
     return [np.unique(thresholds[features == j]) for j in range(n)], dtype

@@ -1256,7 +1256,7 @@ def test_rows_a_tree_model_cannot_tell_apart_are_predicted_once(kind):
 
 
 def test_only_a_tree_model_reading_the_sampler_s_columns_is_hashed_by_splits():
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+    from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -1271,8 +1271,37 @@ def test_only_a_tree_model_reading_the_sampler_s_columns_is_hashed_by_splits():
     ):
         explainer = AnchorExplainer(model, random_state=0).fit(X[["a", "b", "c"]])
         assert explainer.sampler_._hash_codes is None
-    # histogram boosting with a categorical feature: the categories are not thresholds
-    Xc = X.assign(s=pd.Categorical(rng.choice(["u", "v"], 300)))
-    hgb = HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype")
-    explainer = AnchorExplainer(hgb.fit(Xc, y), random_state=0).fit(Xc)
-    assert explainer.sampler_._hash_codes is None
+
+
+def test_histogram_boosting_with_categories_keeps_each_category_apart():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from skanchors.models import split_thresholds
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "a": rng.normal(size=800).round(3),
+            "s": pd.Categorical(rng.choice(["u", "v", "w"], 800)),
+            "b": rng.normal(size=800).round(3),
+        }
+    )
+    y = ((X["a"] > 0) & (X["s"] != "v")).astype(int)
+    hgb = HistGradientBoostingClassifier(max_iter=20, max_depth=3, random_state=0).fit(X, y)
+    thresholds, dtype = split_thresholds(hgb)
+    assert thresholds[1] is None and dtype is np.float64  # the categorical column
+    assert len(thresholds[0]) > 0 and len(thresholds[2]) < len(np.unique(X["b"]))
+    split = AnchorExplainer(hgb, random_state=0).fit(X)
+    plain = AnchorExplainer(lambda Z: hgb.predict_proba(Z), random_state=0).fit(X)
+    assert split.sampler_._hash_codes is not None
+    rows = pd.concat([X.iloc[:6], X.iloc[[0]].assign(s=pd.Categorical(["x"]))])  # unseen "x"
+    ours, theirs = split.explain(rows), plain.explain(rows)
+    for a, b in zip(ours, theirs):
+        assert (a.predicates, a.precision, a.coverage) == (b.predicates, b.precision, b.coverage)
+    assert sum(a.n_rows_predicted for a in ours) < sum(b.n_rows_predicted for b in theirs)
+    instance = split.sampler_.instance(rows.iloc[[6]])
+    keys, _ = instance.sample((), 3000, np.random.default_rng(1))
+    hashes = instance.hash_rows(keys)
+    predicted = hgb.predict_proba(instance.decode(keys))[:, 1]
+    for h in np.unique(hashes):
+        assert (predicted[hashes == h] == predicted[hashes == h][0]).all()

@@ -228,7 +228,7 @@ class TabularSampler(BaseEstimator):
         check_is_fitted(self, "n_reference_")
         if thresholds is None or len(thresholds) != self.n_features_in_:
             return False
-        thresholds = [np.asarray(t, dtype=np.float64) for t in thresholds]
+        thresholds = [None if t is None else np.asarray(t, dtype=np.float64) for t in thresholds]
         maps = [_split_codes(v, t, dtype) for v, t in zip(self._values, thresholds)]
         if any(m is None for m in maps):
             return False
@@ -1034,7 +1034,10 @@ def _load_block_kernel():
 def _split_codes(values, thresholds, dtype=np.float32):
     """The interval between ``thresholds`` (sorted) that each value falls in, as a tree
     model compares it (``dtype(x) <= t``): the number of thresholds below it; missing
-    values get a code of their own. None when the values are not numbers."""
+    values get a code of their own. None when the values are not numbers. Without
+    thresholds (a categorical feature) every value keeps a code of its own."""
+    if thresholds is None:
+        return np.arange(len(values))
     if not isinstance(values, np.ndarray):
         values = pd.Series(values)
     try:
@@ -1051,6 +1054,8 @@ def _extended_split_codes(values, thresholds, known, dtype):
     """:func:`_split_codes` of ``values`` whose first ``len(known)`` codes are ``known``:
     the explained row's values the reference data lacked, appended after them. One that is
     not a number gets a code of its own."""
+    if thresholds is None:  # a categorical feature: a code per value
+        return np.arange(len(values))
     out = [known]
     for k in range(len(known), len(values)):
         code = _split_codes(values[k : k + 1], thresholds, dtype)
