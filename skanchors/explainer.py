@@ -340,7 +340,7 @@ class AnchorExplainer(BaseExplainer):
                 del self.classes_
         else:
             self._learn_classes(X)
-        self._hash_by_splits(X)
+        self._hash_by_splits()
         # Streams of perturbations are seeded once per fit, and the model's predictions on
         # them are kept for every later search (see skanchors._cache).
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
@@ -351,7 +351,7 @@ class AnchorExplainer(BaseExplainer):
             self.feature_names_in_ = self.sampler_.feature_names_in_
         return self
 
-    def _hash_by_splits(self, X):
+    def _hash_by_splits(self):
         """A tree ensemble given its input as the sampler makes it: rows it cannot tell apart
         (every feature between the same two split thresholds) are predicted once
         (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`)."""

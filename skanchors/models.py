@@ -810,7 +810,7 @@ def split_thresholds(estimator):
         trees = np.asarray(estimator.estimators_, dtype=object).ravel()
         features = np.concatenate([t.tree_.feature for t in trees])
         thresholds = np.concatenate([t.tree_.threshold for t in trees])
-        dtype = np.float32
+        categorical, dtype = np.zeros(n, dtype=bool), np.float32
     elif any(_is_hist_boosting(estimator, m) for m in methods):
         if getattr(estimator, "_preprocessor", None) is None:
             order = np.arange(n)
@@ -826,12 +826,12 @@ def split_thresholds(estimator):
         nodes = np.concatenate([p.nodes for stage in estimator._predictors for p in stage])
         nodes = nodes[(nodes["is_leaf"] == 0) & (nodes["is_categorical"] == 0)]
         features, thresholds = order[nodes["feature_idx"]], nodes["num_threshold"]
-        # a category is split by a set of categories: each keeps a code of its own (None)
-        out = [None if categorical[j] else np.unique(thresholds[features == j]) for j in range(n)]
-        return out, np.float64
+        dtype = np.float64
     else:
         return None
-    return [np.unique(thresholds[features == j]) for j in range(n)], dtype
+    # a category is split by a set of categories: each keeps a code of its own (None)
+    out = [None if categorical[j] else np.unique(thresholds[features == j]) for j in range(n)]
+    return out, dtype
 
 
 class LabelsAsProbabilities:

@@ -199,6 +199,7 @@ class TabularSampler(BaseEstimator):
         self._orders, self._ordered = {}, {}
         # rows are hashed by their value codes unless hash_by_splits says otherwise
         self._split_thresholds = self._split_dtype = self._hash_maps = self._hash_codes = None
+        self._hash_flat = None
         self.n_reference_ = n
         if self._cum is None and self.perturbation != "reference":
             _block_kernel()  # numba's one-time start belongs to fit, not to the first row
@@ -233,6 +234,7 @@ class TabularSampler(BaseEstimator):
         if any(m is None for m in maps):
             return False
         self._split_thresholds, self._split_dtype, self._hash_maps = thresholds, dtype, maps
+        self._hash_flat = _flatten(maps)  # for TabularInstance.hash_rows
         self._hash_codes = np.column_stack(
             [m.take(self._codes[:, j]) for j, m in enumerate(maps)]
         ).astype(np.int32)
@@ -581,14 +583,13 @@ class TabularInstance:
                     self._values[j] = np.concatenate([self._values[j], value])
             x_codes[j] = code
         self.x_codes = x_codes
-        self._hash_flat = None
-        if parent._hash_maps is not None:
-            maps = parent._hash_maps
-            if self._own_values:  # the appended values get their intervals too
-                maps = [
-                    _extended_split_codes(v, t, m, parent._split_dtype)
-                    for v, t, m in zip(self._values, parent._split_thresholds, maps)
-                ]
+        self._hash_flat = parent._hash_flat
+        if parent._hash_maps is not None and self._own_values:
+            # the appended values get their intervals too
+            maps = [
+                _extended_split_codes(v, t, m, parent._split_dtype)
+                for v, t, m in zip(self._values, parent._split_thresholds, parent._hash_maps)
+            ]
             self._hash_flat = _flatten(maps)
         preds, gids, feats = [], [], []
         x_bins = parent._row_bins(data, row) if parent._numeric.size else None
