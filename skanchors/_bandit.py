@@ -742,7 +742,7 @@ def arm_bounds(arms, indices, beta, side="both"):
 
 def _ranking(arms):
     """Arms sorted by estimated precision, ascending; ties broken by index for determinism."""
-    return np.argsort(arm_means(arms), kind="stable")
+    return arm_means(arms).argsort(kind="stable")
 
 
 def make_bandit(bandit):

@@ -25,6 +25,8 @@ import threading
 
 import numpy as np
 
+from ._numba import compiled
+
 __all__ = ["SampleCache", "STREAM_BLOCK", "lookup", "row_hash"]
 
 # Stream positions are generated in blocks of this many samples (one generator per block).
@@ -35,6 +37,7 @@ _MAX_SEARCHES = 10_000
 
 
 _HASH_MULT = {}
+_IN_FLIGHT = -2  # skanchors._cache_kernels.IN_FLIGHT
 
 
 def row_hash(keys):
@@ -63,8 +66,105 @@ def lookup(table, hashes):
     return np.fromiter(map(table.get, keys, itertools.repeat(-1)), np.int64, len(keys))
 
 
+_TABLE_KERNELS = None  # skanchors._cache_kernels once compiled; False: numba missing or disabled
+
+
+def _table_kernels():
+    """The compiled prediction table (:mod:`skanchors._cache_kernels`), or None (numba
+    missing, or ``SKANCHORS_NUMBA=0``)."""
+    global _TABLE_KERNELS
+    if _TABLE_KERNELS is None:
+        _TABLE_KERNELS = compiled(_load_table_kernels) or False
+    return _TABLE_KERNELS or None
+
+
+def _load_table_kernels():
+    from . import _cache_kernels as kernels
+
+    # compile now (or load numba's cached machine code), and check: a duplicate row, a known
+    # one after the fill
+    table = _Table(kernels, 4)
+    hashes = np.array([0, 5, 0], dtype=np.uint64)
+    labels, mine, dups, dup_of, theirs, _ = table.claim(hashes, 1)
+    table.fill(hashes[mine], np.array([3, 4]), 1)
+    if (mine.tolist(), dups.tolist(), dup_of.tolist(), theirs.tolist()) != (
+        [0, 1],
+        [2],
+        [0],
+        [],
+    ) or table.lookup(hashes).tolist() != [3, 4, 3]:
+        raise RuntimeError("compiled prediction table failed its check")
+    return kernels
+
+
+class _Table:
+    """One namespace's predictions in the compiled hash table (see
+    :mod:`skanchors._cache_kernels`); grown to keep it at most half full."""
+
+    def __init__(self, kernels, capacity=1024):
+        self.k = kernels
+        self._allocate(capacity)
+        self.used = 0  # occupied slots
+
+    def _allocate(self, capacity):
+        self.keys = np.zeros(capacity, dtype=np.uint64)
+        self.vals = np.zeros(capacity, dtype=np.int64)
+        self.owners = np.zeros(capacity, dtype=np.int64)
+        self.rows = np.zeros(capacity, dtype=np.int64)
+        self.shift = np.uint64(64 - (capacity.bit_length() - 1))
+
+    def _reserve(self, n):
+        capacity = self.keys.shape[0]
+        if 2 * (self.used + n) <= capacity:
+            return
+        while 2 * (self.used + n) > capacity:
+            capacity *= 2
+        old = (self.keys, self.vals, self.owners)
+        self._allocate(capacity)
+        self.k.rehash(*old, self.keys, self.vals, self.owners, self.shift, False)
+
+    def restart(self):
+        """Forget every label, keeping the claims of searches still predicting (as the
+        dictionaries keep them)."""
+        old = (self.keys, self.vals, self.owners)
+        self._allocate(self.keys.shape[0])
+        self.used = self.k.rehash(*old, self.keys, self.vals, self.owners, self.shift, True)
+
+    def claim(self, hashes, owner):
+        n = hashes.shape[0]
+        self._reserve(n)
+        labels = np.empty(n, dtype=np.int64)
+        mine, dups, dup_of, theirs = (np.empty(n, dtype=np.intp) for _ in range(4))
+        n_mine, n_dups, n_theirs, n_known, n_new = self.k.claim(
+            self.keys, self.vals, self.owners, self.rows, self.shift, hashes, owner,
+            labels, mine, dups, dup_of, theirs,
+        )  # fmt: skip
+        self.used += n_new
+        return labels, mine[:n_mine], dups[:n_dups], dup_of[:n_dups], theirs[:n_theirs], n_known
+
+    def fill(self, hashes, labels, owner):
+        """Record labels (None: release the claims); returns the number of new labels."""
+        self._reserve(hashes.shape[0])
+        release = labels is None
+        values = np.zeros(hashes.shape[0], dtype=np.int64) if release else labels
+        n_known, n_new = self.k.fill(
+            self.keys, self.vals, self.owners, self.shift, hashes,
+            np.asarray(values, dtype=np.int64), owner, release,
+        )  # fmt: skip
+        self.used += n_new
+        return n_known
+
+    def lookup(self, hashes):
+        out = np.empty(hashes.shape[0], dtype=np.int64)
+        self.k.lookup(self.keys, self.vals, self.shift, hashes, out)
+        return out
+
+
 class SampleCache:
     """Stream blocks and model predictions, shared by searches (and threads) of one explainer.
+
+    Predictions are kept in a compiled hash table per namespace with numba (the ``fast``
+    extra), in dictionaries otherwise: the same labels either way.
 
     Parameters
     ----------
@@ -76,8 +176,10 @@ class SampleCache:
     def __init__(self, max_size):
         self.max_size = int(max_size)
         self._cond = threading.Condition()
-        self._labels = {}  # namespace -> {hash: label}
-        self._inflight = {}  # namespace -> {hash: owner token}
+        self._kernels = _table_kernels() if self.max_size > 0 else None
+        self._tables = {}  # namespace -> _Table (compiled)
+        self._labels = {}  # namespace -> {hash: label} (without numba)
+        self._inflight = {}  # namespace -> {hash: owner token} (without numba)
         self._blocks = {}
         self._size = 0
         self.hits = 0  # predictions served from the cache (for diagnostics and tests)
@@ -86,6 +188,12 @@ class SampleCache:
     @property
     def enabled(self):
         return self.max_size > 0
+
+    @property
+    def compiled(self):
+        """Whether predictions go to the compiled table (cheap enough per row that the stream
+        blocks' label memos would not pay)."""
+        return self._kernels is not None and self.max_size > 0
 
     def __len__(self):
         return self._size
@@ -100,6 +208,8 @@ class SampleCache:
 
     def clear(self):
         with self._cond:
+            for table in self._tables.values():
+                table.restart()
             self._labels.clear()
             self._blocks.clear()
             self._searches.clear()
@@ -144,6 +254,41 @@ class SampleCache:
         with self._cond:
             self.hits += n
 
+    def claim_rows(self, namespace, hashes, owner):
+        """:meth:`claim` for hashes that may repeat: ``(labels, mine, theirs, dups,
+        dup_of)``, where ``mine`` are the first occurrences of the hashes the caller must
+        predict and ``dups`` the later occurrences, whose label is that of row ``dup_of``
+        once the caller has it."""
+        if self._kernels is None or not self.enabled:
+            uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+            inverse = inverse.ravel()
+            labels, mine, theirs = self.claim(namespace, uniq, owner)
+            # every row of a hash the caller predicts copies its first occurrence
+            row_labels = labels[inverse]
+            with self._cond:  # hits count rows, as the table does
+                self.hits += int(np.count_nonzero(row_labels >= 0) - np.count_nonzero(labels >= 0))
+            predicted = np.zeros(len(uniq), dtype=bool)
+            predicted[mine] = True
+            waiting = np.zeros(len(uniq), dtype=bool)
+            waiting[theirs] = True
+            copies = predicted[inverse]
+            copies[first[mine]] = False
+            dups = np.flatnonzero(copies)
+            return (
+                row_labels,
+                np.sort(first[mine]).astype(np.intp),  # in row order, as the table gives them
+                np.flatnonzero(waiting[inverse]).astype(np.intp),
+                dups.astype(np.intp),
+                first[inverse[dups]].astype(np.intp),
+            )
+        with self._cond:
+            table = self._tables.get(namespace)
+            if table is None:
+                table = self._tables[namespace] = _Table(self._kernels)
+            labels, mine, dups, dup_of, theirs, n_known = table.claim(hashes, id(owner))
+            self.hits += n_known
+            return labels, mine, theirs, dups, dup_of
+
     def claim(self, namespace, hashes, owner):
         """Split hashes into known labels, ones this caller must predict, ones in flight.
 
@@ -152,6 +297,9 @@ class SampleCache:
         them to :meth:`fill`; ``theirs`` are being predicted by another search and come with
         :meth:`wait`.
         """
+        if self._kernels is not None and self.enabled:
+            labels, mine, theirs, _, _ = self.claim_rows(namespace, hashes, owner)
+            return labels, mine, theirs
         with self._cond:
             known = self._labels.setdefault(namespace, {})
             busy = self._inflight.setdefault(namespace, {})
@@ -174,6 +322,19 @@ class SampleCache:
 
     def fill(self, namespace, hashes, labels, owner):
         """Record predictions (``labels`` None: the prediction failed; release the claims)."""
+        if self._kernels is not None and self.enabled:
+            with self._cond:
+                table = self._tables.get(namespace)
+                if table is None:
+                    table = self._tables[namespace] = _Table(self._kernels)
+                if labels is not None and self._size + len(hashes) > self.max_size:
+                    for each in self._tables.values():
+                        each.restart()
+                    self._blocks.clear()
+                    self._size = 0
+                self._size += table.fill(hashes, labels, id(owner))
+                self._cond.notify_all()
+            return
         with self._cond:
             busy = self._inflight.get(namespace, {})
             known = self._labels.setdefault(namespace, {})
@@ -198,6 +359,16 @@ class SampleCache:
     def wait(self, namespace, hashes):
         """Labels of hashes another search is predicting, once it has them."""
         with self._cond:
+            while self._kernels is not None and self.enabled:
+                table = self._tables.get(namespace)
+                if table is None:
+                    return np.full(len(hashes), -1, dtype=np.int64)
+                out = table.lookup(hashes)
+                if not (out == _IN_FLIGHT).any():
+                    # all known, or the owner failed, or the cache started over meanwhile
+                    # (-1: the caller predicts those itself)
+                    return out
+                self._cond.wait()
             while True:
                 known = self._labels.get(namespace, {})
                 busy = self._inflight.get(namespace, {})

@@ -134,14 +134,15 @@ class _Predictions:
         that tile the rows, ``memo`` the dict a stream block keeps its rows' labels in, by
         namespace: rows whose block already knows their label skip the hash lookups.
         """
-        if memos is not None and self.shared is not None and self.shared.cache.enabled:
+        shared = self.shared is not None and self.shared.cache.enabled
+        if memos is not None and shared and not self.shared.cache.compiled:
             return self._label_memo(keys, hashes, memos)
         if hashes is None:
             hashes = getattr(self.instance, "hash_rows", row_hash)(keys)
-        uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-        if self.shared is not None and self.shared.cache.enabled:
+        if shared:
             # The shared cache already holds every prediction this search made.
-            return self._label_shared(keys[first], uniq)[inverse.ravel()]
+            return self._label_shared(keys, hashes)
+        uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
         cache = self._cache
         labels = lookup(cache, uniq)
         todo = np.flatnonzero(labels < 0)
@@ -184,10 +185,11 @@ class _Predictions:
         return predicted
 
     def _label_shared(self, keys, hashes):
-        """Labels through the shared cache: known ones are free, the rest predicted once."""
+        """Labels through the shared cache: known ones are free, the rest predicted once
+        (rows may repeat)."""
         shared = self.shared
         cache, space = shared.cache, (shared.namespace, self.instance.stream_namespace)
-        labels, mine, theirs = cache.claim(space, hashes, self)
+        labels, mine, theirs, dups, dup_of = cache.claim_rows(space, hashes, self)
         if mine.size or (theirs.size and shared.merged):
             try:
                 predicted = self._call(keys[mine])
@@ -196,6 +198,8 @@ class _Predictions:
                 raise
             labels[mine] = predicted
             cache.fill(space, hashes[mine], predicted, self)
+        if dups.size:
+            labels[dups] = labels[dup_of]
         if theirs.size:
             # Rows explained together: the searches predicting them need the turn to store them.
             turn = shared.merged.paused() if shared.merged else contextlib.nullcontext()
@@ -300,19 +304,21 @@ class SampleStore(_Predictions):
             The new samples are rows ``start:stop`` of the store.
         """
         if self.shared is not None:
-            windows, ids = [], []
+            windows, ids, sizes = [], [], []
             for anchor, n in requests:
                 i = self._id(anchor)
                 start = self._cursor.get(i, 0)
                 self._cursor[i] = start + n
                 windows.append((self._anchors[i], start, start + n))
-                ids.append(np.full(n, i))
+                ids.append(i)
+                sizes.append(n)
             keys, holds, native, hashes, memos = self.instance.stream_windows(
                 windows,
                 self.shared.seed,
                 self.shared.cache,
                 return_holds=self.holds is not None,
             )
+            ids = np.repeat(np.array(ids, dtype=np.int64), sizes)
             return self._store(np.ascontiguousarray(keys), holds, ids, native, hashes, memos)
         keys, holds, ids, native = [], [], [], []
         for anchor, n in requests:
@@ -326,10 +332,11 @@ class SampleStore(_Predictions):
             ids.append(np.full(n, self._id(anchor)))
         keys = np.ascontiguousarray(np.concatenate(keys))
         native = np.concatenate(native) if self.stratified else None
-        return self._store(keys, np.concatenate(holds), ids, native, None)
+        return self._store(keys, np.concatenate(holds), np.concatenate(ids), native, None)
 
     def _store(self, keys, holds, ids, native, hashes, memos=None):
-        """Label new samples (one model call) and append them; returns ``(start, stop)``."""
+        """Label new samples (one model call) and append them; returns ``(start, stop)``.
+        ``ids`` are the samples' conditioning-set ids."""
         labels = self._label(keys, hashes, memos)
         n_new = len(labels)
         if self.keys is None:
@@ -339,7 +346,7 @@ class SampleStore(_Predictions):
         self.keys[start:stop] = keys
         if self.holds is not None:
             self.holds[start:stop] = holds
-        self.anchor_id[start:stop] = np.concatenate(ids)
+        self.anchor_id[start:stop] = ids
         self.labels[start:stop] = labels
         if self.stratified:
             self.native[start:stop] = native
@@ -667,15 +674,17 @@ class StratifiedArms:
         ).reshape(len(groups), width)
         self.pi = np.asarray(inst.coverage([tuple(g) for g in groups]), dtype=float)
         m = len(self.candidates)
-        self._own = np.array([store._id(c) for c in self.candidates], dtype=np.int64)
-        self._par = np.array([store._id(p) for p in self.parents], dtype=np.int64)
+        own = [store._id(c) for c in self.candidates]
+        par = [store._id(p) for p in self.parents]
+        self._own = np.array(own, dtype=np.int64)
+        self._par = np.array(par, dtype=np.int64)
         self.n1, self.pos1 = np.zeros(m), np.zeros(m)
         self.n2, self.pos2 = np.zeros(m), np.zeros(m)
         # side -> (beta each arm's cached bound was computed at, NaN: stale; the bounds)
         self._cache = {name: (np.full(m, np.nan), np.zeros(m)) for name in ("lower", "upper")}
         # Which arm a sample drawn for anchor id i belongs to (-1: none), and the arms of each
         # parent: a sample serves its own arm (either stratum) and its parent's children.
-        self._own_arm = np.full(int(self._own.max(initial=-1)) + 1, -1, dtype=np.intp)
+        self._own_arm = np.full(max(own, default=-1) + 1, -1, dtype=np.intp)
         self._own_arm[self._own] = np.arange(m)
         self._kernel, self._bounds_kernel = _arm_kernel() or (None, None)
         if self._kernel is None:
@@ -685,7 +694,7 @@ class StratifiedArms:
         else:  # the compiled counts': the arms of parent id i are arms[ptr[i]:ptr[i + 1]]
             self._parent_arms = np.argsort(self._par, kind="stable").astype(np.intp)
             self._parent_ptr = np.searchsorted(
-                self._par[self._parent_arms], np.arange(int(self._par.max(initial=-1)) + 2)
+                self._par[self._parent_arms], np.arange(max(par, default=-1) + 2)
             ).astype(np.intp)
         self._estimates = None
         self._update(0, store.size)
@@ -825,12 +834,24 @@ class StratifiedArms:
     def precision_estimates(self):
         """Estimated precision of every arm (read-only; kept until the counts change)."""
         if self._estimates is None:
-            p1, p2 = self._strata(slice(None))
             # A stratum without samples is guessed from the other one (for ranking only: its
             # bounds stay trivial).
-            p1, p2 = np.where(np.isnan(p1), p2, p1), np.where(np.isnan(p2), p1, p2)
-            mixed = self.pi * p1 + (1.0 - self.pi) * p2
-            self._estimates = np.where(np.isnan(mixed), 0.0, mixed)
+            if len(self.pi) <= SCALAR_ARMS:
+                # the same arithmetic in plain floats (numpy's per-call overhead would cost
+                # more than the arithmetic for a round's few arms)
+                columns = (self.n1, self.pos1, self.n2, self.pos2, self.pi)
+                values = []
+                for n1, k1, n2, k2, pi in zip(*(c.tolist() for c in columns)):
+                    p1 = k1 / n1 if n1 > 0 else None
+                    p2 = k2 / n2 if n2 > 0 else p1
+                    p1 = p2 if p1 is None else p1
+                    values.append(0.0 if p1 is None else pi * p1 + (1.0 - pi) * p2)
+                self._estimates = np.array(values, dtype=float)
+            else:
+                p1, p2 = self._strata(slice(None))
+                p1, p2 = np.where(np.isnan(p1), p2, p1), np.where(np.isnan(p2), p1, p2)
+                mixed = self.pi * p1 + (1.0 - self.pi) * p2
+                self._estimates = np.where(np.isnan(mixed), 0.0, mixed)
             self._estimates.flags.writeable = False
         return self._estimates
 
@@ -1056,10 +1077,10 @@ class SearchResult:
 
 def _sample_cap(arms):
     """How many samples each arm may have: its supply (reference rows), at most
-    ``_MAX_VALIDATION_SAMPLES``."""
+    ``_MAX_VALIDATION_SAMPLES`` (that number alone for arms of unlimited supply)."""
     available = getattr(arms, "n_available", None)
     if available is None:
-        return np.full(arms.n_samples.shape[0], _MAX_VALIDATION_SAMPLES)
+        return _MAX_VALIDATION_SAMPLES
     return np.minimum(available, _MAX_VALIDATION_SAMPLES)
 
 
@@ -1082,7 +1103,8 @@ def _validate(arms, indices, threshold, beta, batch_size):
             (mean < threshold) & (ub >= threshold + reject)
         )
         undecided |= n == 0
-        undecided &= n < _sample_cap(arms)[indices]
+        cap = _sample_cap(arms)
+        undecided &= n < (cap if np.isscalar(cap) else cap[indices])
         if not undecided.any():
             return (mean >= threshold) & (lb > threshold - accept)
         arms.pull(indices[undecided], batch_size)

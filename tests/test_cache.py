@@ -134,8 +134,31 @@ def test_weighted_stream_draws_rows_in_proportion_to_their_weight():
     assert _chi_square_p(counts, weight[pool]) > 0.001
 
 
-def test_claim_fill_wait_between_two_searches():
-    cache = SampleCache(100)
+def _has_numba():
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(params=["compiled", "dicts"])
+def make_cache(request):
+    """SampleCache with predictions in the compiled table (numba) or in dictionaries."""
+
+    def make(size):
+        cache = SampleCache(size)
+        if request.param == "dicts":
+            cache._kernels = None
+        elif size and cache._kernels is None:
+            pytest.skip("numba is not installed")
+        return cache
+
+    return make
+
+
+def test_claim_fill_wait_between_two_searches(make_cache):
+    cache = make_cache(100)
     hashes = np.array([11, 12, 13], dtype=np.uint64)
     first, second = object(), object()
     labels, mine, theirs = cache.claim("ns", hashes, first)
@@ -154,8 +177,8 @@ def test_claim_fill_wait_between_two_searches():
     assert cache.claim("other", hashes, second)[0].tolist() == [-1, -1, -1]
 
 
-def test_failed_prediction_releases_its_claims():
-    cache = SampleCache(100)
+def test_failed_prediction_releases_its_claims(make_cache):
+    cache = make_cache(100)
     hashes = np.array([5, 6], dtype=np.uint64)
     owner, other = object(), object()
     cache.claim("ns", hashes, owner)
@@ -164,19 +187,65 @@ def test_failed_prediction_releases_its_claims():
     assert mine.tolist() == [0, 1] and theirs.size == 0
 
 
-def test_cache_size_bounds_the_predictions_kept():
-    cache = SampleCache(10)
+def test_cache_size_bounds_the_predictions_kept(make_cache):
+    cache = make_cache(10)
     owner = object()
     for start in range(0, 40, 4):
         h = np.arange(start, start + 4, dtype=np.uint64)
         cache.claim("ns", h, owner)
         cache.fill("ns", h, np.zeros(4, dtype=np.int64), owner)
         assert len(cache) <= 10
-    off = SampleCache(0)
+    off = make_cache(0)
     h = np.arange(3, dtype=np.uint64)
     assert off.claim("ns", h, owner)[1].tolist() == [0, 1, 2]
     off.fill("ns", h, np.zeros(3, dtype=np.int64), owner)
     assert len(off) == 0 and off.claim("ns", h, owner)[0].tolist() == [-1, -1, -1]
+
+
+def test_claim_rows_predicts_each_distinct_row_once_and_copies_the_repeats(make_cache):
+    cache = make_cache(100)
+    owner, other = object(), object()
+    hashes = np.array([7, 0, 7, 9, 0, 7], dtype=np.uint64)  # 0 is a hash like any other
+    labels, mine, theirs, dups, dup_of = cache.claim_rows("ns", hashes, owner)
+    assert labels.tolist() == [-1] * 6 and theirs.size == 0
+    assert mine.tolist() == [0, 1, 3]
+    assert dups.tolist() == [2, 4, 5] and dup_of.tolist() == [0, 1, 0]
+    # another search meanwhile waits for all of them, repeats included
+    assert cache.claim_rows("ns", hashes[:3], other)[2].tolist() == [0, 1, 2]
+    cache.fill("ns", hashes[mine], np.array([1, 2, 3]), owner)
+    labels, mine, theirs, dups, _ = cache.claim_rows("ns", hashes, other)
+    assert labels.tolist() == [1, 2, 1, 3, 2, 1] and mine.size == theirs.size == dups.size == 0
+    assert cache.hits == 6
+
+
+def test_compiled_table_answers_as_the_dictionaries_do():
+    """Random claims, fills, failures and restarts by three searches, replayed on both
+    back ends (the table grows from 1,024 slots to hold 5,000 hashes)."""
+    compiled = SampleCache(4_000)
+    if compiled._kernels is None:
+        pytest.skip("numba is not installed")
+    dicts = SampleCache(4_000)
+    dicts._kernels = None
+    owners = [object() for _ in range(3)]
+    rng = np.random.default_rng(0)
+    pending = {}
+    for _ in range(400):
+        k = int(rng.integers(3))
+        if k in pending:
+            hashes, mine = pending.pop(k)
+            labels = None if rng.random() < 0.1 else rng.integers(0, 3, size=mine.size)
+            for cache in (compiled, dicts):
+                cache.fill("ns", hashes[mine], labels, owners[k])
+            assert len(compiled) == len(dicts)
+            continue
+        hashes = rng.integers(0, 5_000, size=int(rng.integers(1, 60))).astype(np.uint64)
+        got = [cache.claim_rows("ns", hashes, owners[k]) for cache in (compiled, dicts)]
+        for a, b in zip(*got):
+            np.testing.assert_array_equal(a, b)
+        pending[k] = (hashes, got[0][1])
+        for cache in (compiled, dicts):
+            assert cache.wait("other", hashes).tolist() == [-1] * len(hashes)
+    assert compiled.hits == dicts.hits > 0
 
 
 def test_coverage_is_the_weighted_share_of_reference_rows_satisfying_every_predicate():

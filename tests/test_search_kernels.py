@@ -1,6 +1,7 @@
 """The compiled kernels of the tabular search (the ``fast`` extra): stream blocks
-(:mod:`skanchors.samplers._block_kernels`) and stratum counts (:mod:`skanchors._arm_kernels`),
-each the same to the last bit as its numpy twin."""
+(:mod:`skanchors.samplers._block_kernels`), stratum counts (:mod:`skanchors._arm_kernels`) and
+the prediction table (:mod:`skanchors._cache_kernels`), each the same to the last bit as its
+numpy or dictionary twin."""
 
 import numpy as np
 import pandas as pd
@@ -8,6 +9,7 @@ import pytest
 from sklearn.ensemble import GradientBoostingClassifier
 
 from skanchors import AnchorExplainer
+from skanchors import _cache as cache
 from skanchors import _search as search
 from skanchors._search import SampleStore, StratifiedArms
 from skanchors.samplers import tabular
@@ -15,8 +17,10 @@ from skanchors.samplers.tabular import TabularSampler
 
 kernel = tabular._block_kernel()
 arm_kernel = search._arm_kernel()
+table_kernels = cache._table_kernels()
 pytestmark = pytest.mark.skipif(
-    kernel is None or arm_kernel is None, reason="numba (the fast extra) is not installed"
+    kernel is None or arm_kernel is None or table_kernels is None,
+    reason="numba (the fast extra) is not installed",
 )
 
 
@@ -73,7 +77,7 @@ def test_compiled_blocks_equal_the_numpy_blocks(monkeypatch, as_frame):
     assert replaced  # values were replaced, not only base rows copied
 
 
-def test_anchors_are_the_same_with_and_without_the_compiled_blocks(monkeypatch):
+def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch):
     X = _mixed_frame(800, seed=3)
     y = ((X["colour"] == "red") & (X["fare"] > 20)).astype(int)
 
@@ -93,7 +97,9 @@ def test_anchors_are_the_same_with_and_without_the_compiled_blocks(monkeypatch):
     for compiled in (True, False):
         monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel if compiled else False)
         monkeypatch.setattr(search, "_ARM_KERNEL", arm_kernel if compiled else False)
+        monkeypatch.setattr(cache, "_TABLE_KERNELS", table_kernels if compiled else False)
         explainer = AnchorExplainer(proba, random_state=0).fit(X)
+        assert explainer._cache.compiled == compiled
         # one row per call: rows explained together share model calls in threads, and which
         # search predicts a shared row (and counts it) depends on timing
         out.append([explainer.explain(X.iloc[[i]])[0].to_dict() for i in range(6)])
@@ -105,7 +111,11 @@ def test_anchors_are_the_same_with_and_without_the_compiled_blocks(monkeypatch):
 
 @pytest.mark.parametrize(
     "module, cached, load",
-    [(tabular, "_BLOCK_KERNEL", "_block_kernel"), (search, "_ARM_KERNEL", "_arm_kernel")],
+    [
+        (tabular, "_BLOCK_KERNEL", "_block_kernel"),
+        (search, "_ARM_KERNEL", "_arm_kernel"),
+        (cache, "_TABLE_KERNELS", "_table_kernels"),
+    ],
 )
 def test_the_compiled_kernels_can_be_switched_off(monkeypatch, module, cached, load):
     for setting, compiled in (("0", False), ("1", True)):
