@@ -658,10 +658,11 @@ class StratifiedArms:
         self.store = store
         self.candidates = [tuple(sorted(c)) for c in candidates]
         self.parents = [tuple(sorted(p)) for p in parents]
+        feat = feat.tolist()
         groups = []
         for cand, parent in zip(self.candidates, self.parents):
-            added = set(cand) - set(parent)
-            if len(added) != 1 or not set(parent) <= set(cand):
+            added = set(cand).difference(parent)
+            if len(added) != 1 or len(cand) != len(parent) + 1:
                 raise ValueError(f"candidate {cand} is not parent {parent} plus one predicate.")
             f = feat[added.pop()]
             groups.append([p for p in cand if feat[p] == f])
@@ -674,14 +675,19 @@ class StratifiedArms:
         ).reshape(len(groups), width)
         self.pi = np.asarray(inst.coverage([tuple(g) for g in groups]), dtype=float)
         m = len(self.candidates)
-        own = [store._id(c) for c in self.candidates]
-        par = [store._id(p) for p in self.parents]
+        index = store._anchor_index
+        own = [index.get(c) for c in self.candidates]
+        par = [index.get(p) for p in self.parents]
+        if None in own or None in par:  # conditioning sets not seen yet (sorted already)
+            own = [store._id(c) for c in self.candidates]
+            par = [store._id(p) for p in self.parents]
         self._own = np.array(own, dtype=np.int64)
         self._par = np.array(par, dtype=np.int64)
         self.n1, self.pos1 = np.zeros(m), np.zeros(m)
         self.n2, self.pos2 = np.zeros(m), np.zeros(m)
         # side -> (beta each arm's cached bound was computed at, NaN: stale; the bounds)
-        self._cache = {name: (np.full(m, np.nan), np.zeros(m)) for name in ("lower", "upper")}
+        betas, values = np.full((2, m), np.nan), np.zeros((2, m))
+        self._cache = {"lower": (betas[0], values[0]), "upper": (betas[1], values[1])}
         # Which arm a sample drawn for anchor id i belongs to (-1: none), and the arms of each
         # parent: a sample serves its own arm (either stratum) and its parent's children.
         self._own_arm = np.full(max(own, default=-1) + 1, -1, dtype=np.intp)

@@ -177,11 +177,11 @@ class _CheckedProba:
             return None
         if X.ndim != 2 or X.shape[1] != estimator.n_features_in_ or X.shape[0] == 0:
             return None  # the estimator's own error
-        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        if X.dtype.kind not in "iuf":  # real numbers (not booleans, complex or objects)
             return None
         X = np.ascontiguousarray(X, dtype=dtype)
-        bad = np.isinf(X) if allow_nan else ~np.isfinite(X)
-        return None if bad.any() else X
+        ok = not np.isinf(X).any() if allow_nan else np.isfinite(X).all()
+        return X if ok else None
 
     def _prepare(self, X):
         """``X`` as :meth:`_compute` takes it, or None to call ``predict_proba``."""
