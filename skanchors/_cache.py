@@ -105,12 +105,14 @@ class _Table:
         self.k = kernels
         self._allocate(capacity)
         self.used = 0  # occupied slots
+        self.n_calls = 0  # claim calls so far (each claim's own stamp)
 
     def _allocate(self, capacity):
         self.keys = np.zeros(capacity, dtype=np.uint64)
         self.vals = np.zeros(capacity, dtype=np.int64)
         self.owners = np.zeros(capacity, dtype=np.int64)
         self.rows = np.zeros(capacity, dtype=np.int64)
+        self.calls = np.zeros(capacity, dtype=np.int64)
         self.shift = np.uint64(64 - (capacity.bit_length() - 1))
 
     def _reserve(self, n):
@@ -135,9 +137,10 @@ class _Table:
         self._reserve(n)
         labels = np.empty(n, dtype=np.int64)
         mine, dups, dup_of, theirs = (np.empty(n, dtype=np.intp) for _ in range(4))
+        self.n_calls += 1
         n_mine, n_dups, n_theirs, n_known, n_new = self.k.claim(
-            self.keys, self.vals, self.owners, self.rows, self.shift, hashes, owner,
-            labels, mine, dups, dup_of, theirs,
+            self.keys, self.vals, self.owners, self.rows, self.calls, self.shift, hashes, owner,
+            self.n_calls, labels, mine, dups, dup_of, theirs,
         )  # fmt: skip
         self.used += n_new
         return labels, mine[:n_mine], dups[:n_dups], dup_of[:n_dups], theirs[:n_theirs], n_known

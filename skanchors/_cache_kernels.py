@@ -39,42 +39,44 @@ def _slot(keys, shift, h):
 
 
 @numba.njit(cache=True)
-def claim(keys, vals, owners, rows, shift, hashes, owner, labels, mine, dups, dup_of, theirs):
+def claim(keys, vals, owners, rows, calls, shift, hashes, owner, call, labels, mine, dups,
+          dup_of, theirs):  # fmt: skip
     """Look up every row hash; claim the unknown ones for ``owner``.
 
     Writes ``labels`` (-1 where unknown) and the index arrays ``mine`` (first occurrence of
     each hash the caller must predict), ``dups`` with ``dup_of`` (later occurrences of those,
-    and the row they copy) and ``theirs`` (rows another search is predicting). ``rows`` keeps
-    the row that claimed each slot (read within this call only: a search claims again only
-    after it filled or released its claims). Returns ``(n_mine, n_dups, n_theirs, n_known,
-    n_new_slots)``.
+    and the row they copy) and ``theirs`` (rows another search is predicting). ``rows`` and
+    ``calls`` keep the row and the call (``call``, distinct for every call) that claimed each
+    slot: a claim of the same owner from an earlier call (one interrupted before it filled or
+    released) is the caller's again, as with the dictionaries. Returns ``(n_mine, n_dups,
+    n_theirs, n_known, n_new_slots)``.
     """
     n_mine = n_dups = n_theirs = n_known = n_new = 0
     for i in range(hashes.shape[0]):
         h = _key(hashes[i])
         s = _slot(keys, shift, h)
         labels[i] = -1
-        if keys[s] == 0 or vals[s] == RELEASED:
+        v = vals[s]
+        if keys[s] != 0 and v >= 0:
+            labels[i] = v
+            n_known += 1
+        elif keys[s] != 0 and v == IN_FLIGHT and owners[s] == owner and calls[s] == call:
+            dups[n_dups] = i  # claimed by an earlier row of this call
+            dup_of[n_dups] = rows[s]
+            n_dups += 1
+        elif keys[s] != 0 and v == IN_FLIGHT and owners[s] != owner:
+            theirs[n_theirs] = i
+            n_theirs += 1
+        else:  # free, released, or the owner's own claim from an earlier call
             if keys[s] == 0:
                 keys[s] = h
                 n_new += 1
             vals[s] = IN_FLIGHT
             owners[s] = owner
             rows[s] = i
+            calls[s] = call
             mine[n_mine] = i
             n_mine += 1
-            continue
-        v = vals[s]
-        if v >= 0:
-            labels[i] = v
-            n_known += 1
-        elif owners[s] == owner:  # claimed by an earlier row of this call
-            dups[n_dups] = i
-            dup_of[n_dups] = rows[s]
-            n_dups += 1
-        else:
-            theirs[n_theirs] = i
-            n_theirs += 1
     return n_mine, n_dups, n_theirs, n_known, n_new
 
 
@@ -119,8 +121,8 @@ def lookup(keys, vals, shift, hashes, out):
 @numba.njit(cache=True)
 def rehash(keys, vals, owners, new_keys, new_vals, new_owners, shift, in_flight_only):
     """Move every entry (``in_flight_only``: only the claims, when the cache starts over)
-    into the empty new arrays; returns how many moved. ``rows`` need not move: no claim is
-    open between calls."""
+    into the empty new arrays; returns how many moved. ``rows`` and ``calls`` need not move:
+    they are read within the claiming call only."""
     moved = 0
     for s in range(keys.shape[0]):
         h = keys[s]

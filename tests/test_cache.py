@@ -218,6 +218,18 @@ def test_claim_rows_predicts_each_distinct_row_once_and_copies_the_repeats(make_
     assert cache.hits == 6
 
 
+def test_a_search_interrupted_before_its_fill_predicts_its_rows_again(make_cache):
+    # A claim left open (the search was interrupted between its claim and its fill) stays
+    # the owner's: its next claim predicts those rows itself, and copies nothing from them.
+    cache = make_cache(100)
+    owner = object()
+    cache.claim_rows("ns", np.array([4, 5], dtype=np.uint64), owner)
+    hashes = np.array([5, 6, 5], dtype=np.uint64)
+    labels, mine, theirs, dups, dup_of = cache.claim_rows("ns", hashes, owner)
+    assert mine.tolist() == [0, 1] and theirs.size == 0
+    assert dups.tolist() == [2] and dup_of.tolist() == [0]
+
+
 def test_compiled_table_answers_as_the_dictionaries_do():
     """Random claims, fills, failures and restarts by three searches, replayed on both
     back ends (the table grows from 1,024 slots to hold 5,000 hashes)."""
