@@ -491,9 +491,10 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     evaluated by skanchors itself, to the same probabilities), or with ``as_callable`` the
     same ``predict_proba`` function as the peers. With ``compiled=False`` nothing runs compiled
     even where numba (the ``fast`` extra) is installed: a forest's trees are traversed by
-    scikit-learn's code and the search's stream blocks, stratum counts and bounds are numpy
-    and plain floats, as with ``SKANCHORS_NUMBA=0``."""
-    from skanchors import AnchorExplainer, _search, _trees
+    scikit-learn's code, the search's stream blocks, stratum counts and bounds are numpy
+    and plain floats, and the prediction cache is dictionaries, as with
+    ``SKANCHORS_NUMBA=0``."""
+    from skanchors import AnchorExplainer, _cache, _search, _trees
     from skanchors.samplers import tabular as tabular_sampler
 
     kwargs = {"beam_size": beam_size} if beam_size is not None else {}
@@ -509,13 +510,16 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
         random_state=seed,
         **kwargs,
     )
-    kernels = _trees._KERNELS
+    kernels = _trees._KERNELS, _cache._TABLE_KERNELS
     if not compiled:
-        _trees._KERNELS = False  # read once, by fit: this explainer keeps to it
+        # read once, by fit (the trees; the cache's table): this explainer keeps to it
+        _trees._KERNELS = _cache._TABLE_KERNELS = False
     try:
         fit_skanchors(explainer, data, model)
     finally:
-        _trees._KERNELS = kernels
+        _trees._KERNELS, _cache._TABLE_KERNELS = kernels
+    if not compiled and explainer._cache.compiled:
+        raise RuntimeError("the explainer without numba kept the compiled prediction table")
     fit_time = time.perf_counter() - t0
 
     def explain(row):
