@@ -27,7 +27,7 @@ from ._base import (
 from ._batching import _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
-from ._search import beam_search, estimate
+from ._search import _arm_kernel, beam_search, estimate
 from .models import RegressionModel, as_probability_model, split_thresholds
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
@@ -345,6 +345,10 @@ class AnchorExplainer(BaseExplainer):
         # them are kept for every later search (see skanchors._cache).
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self._cache = SampleCache(self.cache_size)
+        if hasattr(self.sampler_, "hash_by_splits"):
+            # tables: numba's one-time start of the stratified arms' kernels (compiling them,
+            # or loading its cached code) belongs to fit, not to the first explanation
+            _arm_kernel()
         if hasattr(self.sampler_, "n_features_in_"):
             self.n_features_in_ = self.sampler_.n_features_in_
         if getattr(self.sampler_, "feature_names_in_", None) is not None:

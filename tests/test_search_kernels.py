@@ -202,3 +202,13 @@ def test_compiled_bounds_equal_the_plain_float_bounds(lower):
             for a, k1, b, k2, w in zip(*(v.tolist() for v in (n1, pos1, n2, pos2, pi)))
         ]
         assert values.tolist() == want
+
+
+def test_fit_loads_the_search_kernels_not_the_first_explanation(monkeypatch):
+    # numba compiles (or loads its cached code) at a kernel's first use: 2 s in a fresh
+    # checkout, which belongs to fit rather than to the first row explained
+    X = _mixed_frame(200)
+    monkeypatch.setattr(search, "_ARM_KERNEL", None)
+    explainer = AnchorExplainer(lambda frame: np.tile([0.5, 0.5], (len(frame), 1)))
+    explainer.fit(X)
+    assert search._ARM_KERNEL == arm_kernel
