@@ -132,7 +132,8 @@ class _Predictions:
         ``hashes`` are the rows' :func:`~skanchors._cache.row_hash` when already known.
         ``memos`` (stream reads with an enabled shared cache): ``(memo, lo, hi)`` segments
         that tile the rows, ``memo`` the dict a stream block keeps its rows' labels in, by
-        namespace: rows whose block already knows their label skip the hash lookups.
+        namespace: rows whose block already knows their label skip the hash lookups. Only the
+        dictionary cache reads them; the compiled table (numba) is cheaper per row than they.
         """
         shared = self.shared is not None and self.shared.cache.enabled
         if memos is not None and shared and not self.shared.cache.compiled:
