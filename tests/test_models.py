@@ -22,6 +22,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from skanchors import AnchorExplainer, _trees, models
+from skanchors import explainer as explainer_module
 from skanchors.datasets import load_titanic
 from skanchors.models import (
     ProbabilityModel,
@@ -644,6 +645,9 @@ def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(
     # rows of one explain call share their model calls although one call is cheap (<< 2 ms);
     # compact trees do only when they do not fit a core's cache (here: any size)
     monkeypatch.setattr(models, "_LARGE_FOREST_BYTES", -1)
+    # whatever a one-row call takes on this machine (a busy one can take over the 2 ms from
+    # which expensive calls are shared anyway): only the batch preference decides here
+    monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", float("inf"))
     X, y = _data(n=600)
     forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
     model = ProbabilityModel(forest)
