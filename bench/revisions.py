@@ -17,6 +17,10 @@ them) and reports rows predicted per explanation. Run it in the development virt
     python bench/revisions.py ff919a2 HEAD --reps 9   # two revisions
     python bench/revisions.py HEAD~1 --cells adult/gb,wide/gb --output bench/results_revisions
     python bench/revisions.py HEAD~5 --seeds 20   # a change of random streams: rows over seeds
+    python bench/revisions.py HEAD~1 --inside _search:StratifiedArms.extreme_bound  # one step
+
+Whole explanations move with the machine's load; the time inside one function (``--inside``,
+wall seconds summed over its calls) shows a change to that function more sharply.
 
 Cells are ``data/model`` with data ``adult``, ``titanic`` (as in ``tabular.py``) or ``wide`` (a
 synthetic table with 60 numeric features, to see how costs grow with the number of
@@ -149,6 +153,27 @@ def seed_pass(module, model, data, rows_idx, beam_size, seed):
     return rows / n, calls / n, valid
 
 
+def time_inside(module, names, totals):
+    """Wrap the functions ``names`` (``"submodule:Qualified.name"`` of ``module``) so that
+    the wall seconds spent inside each add up in ``totals[name]``."""
+    for name in names:
+        where, _, qualname = name.partition(":")
+        owner = importlib.import_module(f"{module.__name__}.{where}")
+        *path, attr = qualname.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        original = getattr(owner, attr)
+
+        def timed(*args, _original=original, _name=name, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                totals[_name] += time.perf_counter() - t0
+
+        setattr(owner, attr, timed)
+
+
 def one_pass(module, model, data, rows_idx, beam_size):
     """(cold CPU s, warm CPU s, rows and model calls per explanation, anchors) of one fit."""
     explainer = module.AnchorExplainer(model, **explainer_params(data, beam_size)).fit(
@@ -174,8 +199,12 @@ def one_pass(module, model, data, rows_idx, beam_size):
 def run(args):
     revs = [args.base, args.new]
     folder = Path(tempfile.mkdtemp(prefix="skanchors-revisions-"))
+    inside = [name for name in (args.inside or "").split(",") if name]
+    totals = [dict.fromkeys(inside, 0.0), dict.fromkeys(inside, 0.0)]
     try:
         modules = [load_version(r, folder, f"skanchors_v{k}") for k, r in enumerate(revs)]
+        for module, total in zip(modules, totals):
+            time_inside(module, inside, total)
         labels = [describe(r) for r in revs]
         results = []
         for cell in args.cells.split(","):
@@ -189,13 +218,18 @@ def run(args):
             rows_idx = np.sort(rng.choice(len(data["X_test"]), size=args.n_rows, replace=False))
             cold = [[], []]
             warm = [[], []]
+            within = [{name: [] for name in inside}, {name: [] for name in inside}]
             rows = [None, None]
             calls = [None, None]
             anchors = [None, None]
             for rep in range(args.reps):
                 order = (0, 1) if rep % 2 == 0 else (1, 0)
                 for k in order:
+                    for name in inside:
+                        totals[k][name] = 0.0
                     c, w, r, n, a = one_pass(modules[k], model, data, rows_idx, args.beam_size)
+                    for name in inside:  # cold and warm passes together
+                        within[k][name].append(totals[k][name])
                     cold[k].append(c)
                     warm[k].append(w)
                     rows[k], calls[k], anchors[k] = r, n, a
@@ -208,6 +242,7 @@ def run(args):
                 "rows_per_expl": rows,
                 "calls_per_expl": calls,
                 "same_anchors": anchors[0] == anchors[1],
+                "inside": {name: [min(within[k][name]) for k in (0, 1)] for name in inside},
                 "anchors_hash": [
                     hashlib.sha1("\n".join(a).encode()).hexdigest()[:10] for a in anchors
                 ],
@@ -267,6 +302,20 @@ def report(labels, results, args, started):
             f"{r['rows_per_expl'][1]:.0f} | {r['calls_per_expl'][0]:.1f} | "
             f"{r['calls_per_expl'][1]:.1f} | {'yes' if r['same_anchors'] else 'no'} |"
         )
+    timed = [r for r in results if r.get("inside")]
+    if timed:
+        lines += [
+            "",
+            "Wall seconds inside single functions (`--inside`), cold and warm passes together, "
+            "minimum over the repetitions (a function's time counts the functions it calls):",
+            "",
+            "| cell | function | base s | new s | ratio |",
+            "|---|---|---|---|---|",
+        ]
+        for r in timed:
+            for name, (base, new) in r["inside"].items():
+                ratio = f"{new / base:.2f}" if base > 0 else "–"
+                lines.append(f"| {r['cell']} | `{name}` | {base:.4f} | {new:.4f} | {ratio} |")
     seeded = [r for r in results if r.get("seeds")]
     if seeded:
         n = len(seeded[0]["seeds"][0])
@@ -311,6 +360,12 @@ def main(argv=None):
         default="predict_proba",
         help="what the explainers are given: the model's predict_proba (default) or the fitted "
         "estimator, as tabular.py does (forests and boosting then take skanchors' own path)",
+    )
+    parser.add_argument(
+        "--inside",
+        default="",
+        help="also time the calls of these functions, comma-separated "
+        "'submodule:Qualified.name' (e.g. 'samplers.tabular:TabularInstance.stream_windows')",
     )
     parser.add_argument(
         "--seeds",

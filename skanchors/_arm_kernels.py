@@ -15,6 +15,7 @@ compares them on a grid). A change to one of the two must be made to the other.
 import math
 
 import numba
+import numpy as np
 
 from ._bandit import _NEWTON_STEPS
 
@@ -191,3 +192,136 @@ def stratified_bounds(n1, pos1, n2, pos2, pi, stale, beta, rate, lower, values):
             values[a] = ww * bound if lower else ww * bound + (1.0 - ww)
         else:
             values[a] = 0.0 if lower else 1.0
+
+
+@numba.njit(nogil=True, cache=True)
+def precision_estimates(n1, pos1, n2, pos2, pi):
+    """``StratifiedArms.precision_estimates`` in its plain-float form: each stratum's share of
+    positives (a stratum without samples takes the other's), mixed by ``pi``; 0 for an arm
+    without samples."""
+    m = pi.shape[0]
+    out = np.empty(m)
+    for a in range(m):
+        has1, has2 = n1[a] > 0, n2[a] > 0
+        p1 = pos1[a] / n1[a] if has1 else 0.0
+        p2 = pos2[a] / n2[a] if has2 else p1
+        if not has1:
+            p1 = p2
+        out[a] = pi[a] * p1 + (1.0 - pi[a]) * p2 if (has1 or has2) else 0.0
+    return out
+
+
+@numba.njit(inline="always")
+def _larger(a, b):
+    # Python's max(a, b): b only when it is strictly larger
+    return b if b > a else a
+
+
+@numba.njit(nogil=True, cache=True)
+def extreme_bound_small(indices, beta, at, upper, k, cached_beta, values, n1, pos1, n2, pos2,
+                        pi, rates, margin):  # fmt: skip
+    """``StratifiedArms._extreme_bound_small`` step for step (see there): ``(positions,
+    values)`` of the ``k`` most extreme bounds of arms ``indices`` on one side, computing
+    (and caching in ``cached_beta``, ``values``) only the bounds that can be among them.
+
+    ``at``: ``beta`` rounded up to a multiple of 1/8; ``rates[j]``: the two-strata rate of
+    ``j / 8`` (the rates of the rounded rates the bounds were cached at).
+    """
+    sign = 1.0 if upper else -1.0
+    lower = not upper
+    m = indices.shape[0]
+    rate_at = rates[int(at * 8.0)]
+    cb = cached_beta[indices].copy()
+    n_must = 0
+    for t in range(m):
+        if cb[t] != cb[t]:
+            n_must += 1
+    if n_must:
+        must = np.empty(n_must, np.intp)
+        j = 0
+        for t in range(m):
+            if cb[t] != cb[t]:
+                must[j] = indices[t]
+                j += 1
+        stratified_bounds(n1, pos1, n2, pos2, pi, must, at, rate_at, lower, values)
+        cached_beta[must] = at
+    vals = values[indices].copy()
+    exact = np.empty(m, np.bool_)
+    n_moving = 0
+    for t in range(m):
+        exact[t] = cb[t] >= beta or cb[t] != cb[t]
+        if not exact[t]:
+            n_moving += 1
+    if n_moving:
+        est = precision_estimates(n1, pos1, n2, pos2, pi)
+        moving = np.empty(n_moving, np.intp)
+        optimistic = np.empty(n_moving)
+        j = 0
+        for t in range(m):
+            if exact[t]:
+                continue
+            c, old, old_at = est[indices[t]], vals[t], cb[t]
+            s = _larger(at / old_at, rate_at / rates[int(old_at * 8.0)])
+            moving[j] = t
+            optimistic[j] = sign * (c + s * (old - c))
+            j += 1
+        order = np.argsort(-optimistic, kind="mergesort")  # stable, as sorted()
+        todo = moving[order]
+        optimistic = optimistic[order]
+        n_known = m - n_moving
+        best = np.empty(m)
+        n_best = 0
+        for t in range(m):
+            if exact[t]:
+                best[n_best] = sign * vals[t]
+                n_best += 1
+        start = 0
+        if n_known < k:
+            n_first = min(k - n_known, n_moving)
+            first = indices[todo[:n_first]]
+            stratified_bounds(n1, pos1, n2, pos2, pi, first, at, rate_at, lower, values)
+            cached_beta[first] = at
+            for u in range(n_first):
+                t = todo[u]
+                vals[t] = values[indices[t]]
+                exact[t] = True
+                best[n_best] = sign * vals[t]
+                n_best += 1
+            start = n_first
+        kth = np.sort(best[:n_best])[n_best - k] if n_best >= k else -math.inf
+        n_reach = 0
+        for u in range(start, n_moving):
+            if optimistic[u] >= kth - margin:
+                n_reach += 1
+        if n_reach:
+            reach = np.empty(n_reach, np.intp)
+            j = 0
+            for u in range(start, n_moving):
+                if optimistic[u] >= kth - margin:
+                    reach[j] = todo[u]
+                    j += 1
+            stale = indices[reach]
+            stratified_bounds(n1, pos1, n2, pos2, pi, stale, at, rate_at, lower, values)
+            cached_beta[stale] = at
+            for u in range(n_reach):
+                t = reach[u]
+                vals[t] = values[indices[t]]
+                exact[t] = True
+    score = np.empty(m)
+    for t in range(m):
+        score[t] = sign * vals[t] if exact[t] else -math.inf
+    order = np.argsort(-score, kind="mergesort")[:k]
+    n_out = 0
+    for u in range(order.shape[0]):
+        if score[order[u]] != -math.inf:
+            n_out += 1
+    pos = np.empty(n_out, np.intp)
+    out = np.empty(n_out)
+    j = 0
+    for u in range(order.shape[0]):
+        t = order[u]
+        if score[t] != -math.inf:
+            pos[j] = t
+            out[j] = vals[t]
+            j += 1
+    return pos, out

@@ -595,8 +595,29 @@ def _arm_kernel():
     return _ARM_KERNEL or None
 
 
+_RATES = np.zeros(0)  # _RATES[j]: the two-strata rate of j / 8 (see _rate_table)
+
+
+def _rate_table(at):
+    """The two-strata rates of every multiple of 1/8 up to ``at`` (and beyond), as an array:
+    the rates the compiled :meth:`StratifiedArms._extreme_bound_small` reads for the rounded
+    rates its bounds were computed at."""
+    global _RATES
+    need = int(at * 8.0) + 1
+    table = _RATES
+    if need > len(table):
+        size = max(need, 2 * len(table), 256)
+        table = _RATES = np.array([_two_term_rate_scalar(j / 8.0) for j in range(size)])
+    return table
+
+
 def _load_arm_kernel():
-    from ._arm_kernels import stratified_bounds, stratum_counts
+    from ._arm_kernels import (
+        extreme_bound_small,
+        precision_estimates,
+        stratified_bounds,
+        stratum_counts,
+    )
 
     # compile now (or load numba's cached machine code), and check: arm 0 is its own
     # sample's, arm 1 a child of its parent's
@@ -623,7 +644,20 @@ def _load_arm_kernel():
         ]
         if values.tolist() != want:
             raise RuntimeError("compiled bounds failed their check")
-    return stratum_counts, stratified_bounds
+        # the most extreme bound of the two arms, both computed here (none cached yet)
+        beta, values = np.full(2, np.nan), np.zeros(2)
+        pos, best = extreme_bound_small(
+            np.arange(2), 3.0, 3.0, not lower, 1, beta, values, n1, pos1, n2, pos2, pi,
+            _rate_table(3.0), _PRUNE_MARGIN,
+        )  # fmt: skip
+        top = int(np.argmax(want)) if not lower else int(np.argmin(want))
+        if pos.tolist() != [top] or best.tolist() != [want[top]] or beta.tolist() != [3.0] * 2:
+            raise RuntimeError("compiled extreme bounds failed their check")
+    estimates = precision_estimates(n1, pos1, n2, pos2, pi)
+    want = [w * a + (1.0 - w) * b for w, a, b in ((0.7, 0.95, 0.8), (0.4, 2 / 3, 2 / 3))]
+    if estimates.tolist() != want:
+        raise RuntimeError("compiled precision estimates failed their check")
+    return stratum_counts, stratified_bounds, extreme_bound_small, precision_estimates
 
 
 class StratifiedArms:
@@ -693,7 +727,8 @@ class StratifiedArms:
         # parent: a sample serves its own arm (either stratum) and its parent's children.
         self._own_arm = np.full(max(own, default=-1) + 1, -1, dtype=np.intp)
         self._own_arm[self._own] = np.arange(m)
-        self._kernel, self._bounds_kernel = _arm_kernel() or (None, None)
+        kernels = _arm_kernel() or (None,) * 4
+        self._kernel, self._bounds_kernel, self._extreme_kernel, self._estimates_kernel = kernels
         if self._kernel is None:
             self._children = {
                 int(pid): np.flatnonzero(self._par == pid) for pid in np.unique(self._par).tolist()
@@ -843,7 +878,12 @@ class StratifiedArms:
         if self._estimates is None:
             # A stratum without samples is guessed from the other one (for ranking only: its
             # bounds stay trivial).
-            if len(self.pi) <= SCALAR_ARMS:
+            if len(self.pi) <= SCALAR_ARMS and self._estimates_kernel is not None:
+                # the plain-float arithmetic below, compiled
+                self._estimates = self._estimates_kernel(
+                    self.n1, self.pos1, self.n2, self.pos2, self.pi
+                )
+            elif len(self.pi) <= SCALAR_ARMS:
                 # the same arithmetic in plain floats (numpy's per-call overhead would cost
                 # more than the arithmetic for a round's few arms)
                 columns = (self.n1, self.pos1, self.n2, self.pos2, self.pi)
@@ -946,10 +986,16 @@ class StratifiedArms:
     def _extreme_bound_small(self, indices, beta, side, k):
         """:meth:`extreme_bound` in plain floats, for up to ``SCALAR_ARMS`` arms (the same
         operations in the same order, so the same answer: numpy's per-call overhead would
-        cost more than the arithmetic)."""
+        cost more than the arithmetic). With numba (the ``fast`` extra) compiled code does
+        it (:func:`skanchors._arm_kernels.extreme_bound_small`), step for step."""
         at = math.ceil(beta * 8.0) / 8.0
-        sign = 1.0 if side == "upper" else -1.0
         cached_beta, values = self._cache[side]
+        if self._extreme_kernel is not None:
+            return self._extreme_kernel(
+                indices, beta, at, side == "upper", k, cached_beta, values,
+                self.n1, self.pos1, self.n2, self.pos2, self.pi, _rate_table(at), _PRUNE_MARGIN,
+            )  # fmt: skip
+        sign = 1.0 if side == "upper" else -1.0
         idx = indices.tolist()
         cb = cached_beta[indices].tolist()
         must = [i for i, b in zip(idx, cb) if b != b]  # NaN: counts changed

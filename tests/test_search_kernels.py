@@ -77,6 +77,54 @@ def test_compiled_blocks_equal_the_numpy_blocks(monkeypatch, as_frame):
     assert replaced  # values were replaced, not only base rows copied
 
 
+@pytest.mark.parametrize("as_frame", [True, False])
+def test_compiled_stream_windows_are_the_samples_of_the_blocks(monkeypatch, as_frame):
+    # Windows drawn directly by the window kernel (no blocks made) against the blocks the
+    # numpy code makes and cuts: the same rows, codes, hashes and predicate matrices, for
+    # windows that start and stop anywhere, span blocks, or are empty, several per call.
+    X = _mixed_frame()
+    if not as_frame:
+        X = X[["age", "fare", "flag"]].to_numpy()
+    sampler = TabularSampler(categorical_features=[2, 3, 4] if as_frame else [2]).fit(X)
+    rng = np.random.default_rng(4)
+    n = cache.STREAM_BLOCK
+    spans = set()
+    for i in range(12):
+        instance = sampler.instance(X.iloc[[i]] if as_frame else X[i : i + 1])
+        requests = []
+        for (_, _), anchor in _blocks(instance, rng, int(rng.integers(1, 5))):
+            start = int(rng.integers(0, 3 * n))
+            stop = start + int(rng.choice([0, 1, 100, n, 2 * n + 7]))
+            requests.append((anchor, start, stop))
+            spans.add(stop // n - start // n)
+        seed = int(rng.integers(2**63))
+        # a disabled cache keeps no blocks: the window kernel applies
+        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel)
+        assert instance._window_kernel(cache.SampleCache(0)) is not None
+        fast = instance.stream_windows(requests, seed, cache.SampleCache(0))
+        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", False)
+        assert instance._window_kernel(cache.SampleCache(0)) is None
+        slow = instance.stream_windows(requests, seed, cache.SampleCache(0))
+        assert fast[4] is None  # no label memos
+        for got, want in zip(fast[:4], slow[:4]):  # keys, holds, native, hashes
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert np.array_equal(got, want)
+    assert {0, 1, 2} <= spans  # windows within a block and across one and two boundaries
+
+
+def test_the_dictionary_cache_keeps_the_blocks_and_their_memos():
+    X = _mixed_frame()
+    sampler = TabularSampler(categorical_features=[2, 3, 4]).fit(X)
+    instance = sampler.instance(X.iloc[[0]])
+    dictionaries = cache.SampleCache(10_000)
+    dictionaries._kernels = None  # what SKANCHORS_NUMBA=0 or a missing numba gives
+    assert instance._window_kernel(dictionaries) is None
+    *_, memos = instance.stream_windows([((0,), 0, 100)], 3, dictionaries)
+    assert len(memos) == 1 and dictionaries.get_block((instance.stream_key((0,)), 0))
+    compiled = cache.SampleCache(10_000)
+    assert compiled.compiled and instance._window_kernel(compiled) is not None
+
+
 def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch):
     X = _mixed_frame(800, seed=3)
     y = ((X["colour"] == "red") & (X["fare"] > 20)).astype(int)
@@ -202,6 +250,61 @@ def test_compiled_bounds_equal_the_plain_float_bounds(lower):
             for a, k1, b, k2, w in zip(*(v.tolist() for v in (n1, pos1, n2, pos2, pi)))
         ]
         assert values.tolist() == want
+
+
+def _arms_state(rng, m, compiled):
+    """A StratifiedArms of ``m`` arms with random counts and bounds cached at random rates
+    (some stale), without a store: what its bound methods read."""
+    arms = object.__new__(StratifiedArms)
+    n1, n2 = (rng.integers(0, 200, m).astype(float) for _ in range(2))
+    n1[rng.random(m) < 0.15] = 0
+    n2[rng.random(m) < 0.15] = 0
+    arms.n1, arms.n2 = n1, n2
+    arms.pos1 = np.floor(n1 * np.where(rng.random(m) < 0.3, 1.0, rng.random(m)))
+    arms.pos2 = np.floor(n2 * rng.random(m))
+    arms.pi = rng.random(m)
+    arms._estimates = None
+    arms._bounds_kernel = arm_kernel[1]
+    arms._extreme_kernel = arm_kernel[2] if compiled else None
+    arms._estimates_kernel = arm_kernel[3] if compiled else None
+    arms._cache = {}
+    for side in ("lower", "upper"):
+        betas = rng.integers(1, 40, m) / 8.0
+        betas[rng.random(m) < 0.2] = np.nan
+        values = np.zeros(m)
+        for b in np.unique(betas[~np.isnan(betas)]):
+            arms._cache[side] = (np.full(m, np.nan), values)
+            arms._compute(np.flatnonzero(betas == b), float(b), side)
+        arms._cache[side] = (betas, values)
+    return arms
+
+
+def test_compiled_extreme_bounds_and_estimates_equal_the_plain_float_ones():
+    # The compiled StratifiedArms._extreme_bound_small and precision_estimates against their
+    # plain-float twins: the same positions, bounds and cache updates, to the last bit, for
+    # arms in any order, k = 1-3, both sides, rates above, below and at the cached ones.
+    rng = np.random.default_rng(5)
+    computed = 0
+    for trial in range(400):
+        m = int(rng.integers(1, 14))
+        seed = int(rng.integers(2**32))
+        fast = _arms_state(np.random.default_rng(seed), m, compiled=True)
+        slow = _arms_state(np.random.default_rng(seed), m, compiled=False)
+        assert fast.precision_estimates().tolist() == slow.precision_estimates().tolist()
+        indices = rng.permutation(m)[: int(rng.integers(1, m + 1))].astype(np.intp)
+        beta = float(rng.choice([rng.uniform(0.1, 6.0), rng.integers(1, 40) / 8.0]))
+        side = "upper" if trial % 2 else "lower"
+        k = int(rng.integers(1, 4))
+        before = fast._cache[side][0].copy()
+        got = fast._extreme_bound_small(indices, beta, side, k)
+        want = slow._extreme_bound_small(indices, beta, side, k)
+        assert got[0].dtype == want[0].dtype and got[0].tolist() == want[0].tolist()
+        assert got[1].tolist() == want[1].tolist()
+        for name in ("lower", "upper"):
+            for a, b in zip(fast._cache[name], slow._cache[name]):
+                assert np.array_equal(a, b, equal_nan=True)
+        computed += int(np.sum(~np.isclose(before, fast._cache[side][0], equal_nan=True)))
+    assert computed > 100  # bounds were computed (stale, moved, or needed), not only read
 
 
 def test_fit_loads_the_search_kernels_not_the_first_explanation(monkeypatch):

@@ -89,3 +89,59 @@ def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, po
                 h += np.uint64(hash_codes[row, f]) * mult[f]
             hashes[r] = h
     return src, base, keys, hashes.reshape(n_blocks, n)
+
+
+@numba.njit(nogil=True, cache=True)
+def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pair_preds, slots,
+                 n_ref, pool_rows, holds, codes, hash_codes, mult):  # fmt: skip
+    """``(src, base, keys, hashes)`` of samples ``starts[r]:stops[r]`` of stream ``r``, one
+    stream after the other: the rows :func:`make_blocks` gives those samples, without the
+    blocks around them.
+
+    Sample ``s`` of a stream is sample ``s % block`` of its block ``s // block``, whose seed is
+    ``mix(stream_seeds[r] ^ (s // block))`` (``stream_seeds[r]``: the stream's
+    ``mix(mix(seed) ^ key)``). Stream ``r``'s (feature, predicates, pool slot) groups are
+    ``pair_ptr[r]:pair_ptr[r + 1]`` of ``pair_feature``, ``pair_preds`` and ``slots``.
+    """
+    n_req = starts.shape[0]
+    total = 0
+    for r in range(n_req):
+        total += stops[r] - starts[r]
+    n_feat = codes.shape[1]
+    src = np.empty((total, n_feat), np.int32)
+    base = np.empty(total, np.intp)
+    keys = np.empty((total, n_feat), codes.dtype)
+    hashes = np.empty(total, np.uint64)
+    rows_total = np.uint64(n_ref)
+    width = pair_preds.shape[1]
+    out = 0
+    for r in range(n_req):
+        stream = stream_seeds[r]
+        for s in range(starts[r], stops[r]):
+            b = s // block
+            i = s - b * block
+            seed = _word(stream ^ np.uint64(b), np.uint64(0))
+            row = _below(_word(seed, np.uint64(i + 1)), rows_total)
+            base[out] = row
+            for f in range(n_feat):
+                src[out, f] = row
+            for p in range(pair_ptr[r], pair_ptr[r + 1]):
+                keep = True
+                for k in range(width):
+                    if not holds[row, pair_preds[p, k]]:
+                        keep = False
+                        break
+                if not keep:
+                    f = pair_feature[p]
+                    column = np.uint64(f + 1) * np.uint64(block)
+                    z = _word(seed, column + np.uint64(i + 1))
+                    pick = np.intp(_below(z, np.uint64(slots[p, 1])))
+                    src[out, f] = pool_rows[slots[p, 0] + pick]
+            h = np.uint64(0)
+            for f in range(n_feat):
+                at = src[out, f]
+                keys[out, f] = codes[at, f]
+                h += np.uint64(hash_codes[at, f]) * mult[f]
+            hashes[out] = h
+            out += 1
+    return src, base, keys, hashes
