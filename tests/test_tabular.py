@@ -609,6 +609,8 @@ def test_prediction_cache_is_bounded_and_not_pickled(data):
     assert 0 < len(explainer._cache) <= 300
     copy = pickle.loads(pickle.dumps(explainer))
     assert len(copy._cache) == 0 and copy._cache.max_size == 300
+    # nor the stream keys the sampler kept (workers make their own)
+    assert explainer.sampler_._stream_keys and not copy.sampler_._stream_keys
     assert _content(copy.explain(row(0.9, "red"))[0]) == _content(
         explainer.explain(row(0.9, "red"))[0]
     )

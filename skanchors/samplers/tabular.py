@@ -210,9 +210,10 @@ class TabularSampler(BaseEstimator):
 
     def __getstate__(self):
         # The drawing orders are rebuilt in a few milliseconds where needed: joblib workers
-        # need not receive them (their predicate positions are ~100 kB per predicate on Adult).
+        # need not receive them (their predicate positions are ~100 kB per predicate on Adult),
+        # nor the stream keys kept so far (one hash each).
         state = dict(super().__getstate__())
-        for name in ("_orders", "_ordered"):
+        for name in ("_orders", "_ordered", "_stream_keys"):
             if name in state:
                 state[name] = {}
         return state
