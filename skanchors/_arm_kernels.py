@@ -217,6 +217,18 @@ def _larger(a, b):
     return b if b > a else a
 
 
+@numba.njit(inline="always")
+def _settle(arms, indices, vals, exact, at, rate_at, lower, cached_beta, values, n1, pos1, n2,
+            pos2, pi):  # fmt: skip
+    # compute and cache the bounds of positions `arms` of `indices`; they become exact
+    stale = indices[arms]
+    stratified_bounds(n1, pos1, n2, pos2, pi, stale, at, rate_at, lower, values)
+    cached_beta[stale] = at
+    for t in arms:
+        vals[t] = values[indices[t]]
+        exact[t] = True
+
+
 @numba.njit(nogil=True, cache=True)
 def extreme_bound_small(indices, beta, at, upper, k, cached_beta, values, n1, pos1, n2, pos2,
                         pi, rates, margin):  # fmt: skip
@@ -278,13 +290,10 @@ def extreme_bound_small(indices, beta, at, upper, k, cached_beta, values, n1, po
         start = 0
         if n_known < k:
             n_first = min(k - n_known, n_moving)
-            first = indices[todo[:n_first]]
-            stratified_bounds(n1, pos1, n2, pos2, pi, first, at, rate_at, lower, values)
-            cached_beta[first] = at
-            for u in range(n_first):
-                t = todo[u]
-                vals[t] = values[indices[t]]
-                exact[t] = True
+            first = todo[:n_first]
+            _settle(first, indices, vals, exact, at, rate_at, lower, cached_beta, values,
+                    n1, pos1, n2, pos2, pi)  # fmt: skip
+            for t in first:
                 best[n_best] = sign * vals[t]
                 n_best += 1
             start = n_first
@@ -300,13 +309,8 @@ def extreme_bound_small(indices, beta, at, upper, k, cached_beta, values, n1, po
                 if optimistic[u] >= kth - margin:
                     reach[j] = todo[u]
                     j += 1
-            stale = indices[reach]
-            stratified_bounds(n1, pos1, n2, pos2, pi, stale, at, rate_at, lower, values)
-            cached_beta[stale] = at
-            for u in range(n_reach):
-                t = reach[u]
-                vals[t] = values[indices[t]]
-                exact[t] = True
+            _settle(reach, indices, vals, exact, at, rate_at, lower, cached_beta, values,
+                    n1, pos1, n2, pos2, pi)  # fmt: skip
     score = np.empty(m)
     for t in range(m):
         score[t] = sign * vals[t] if exact[t] else -math.inf

@@ -11,6 +11,9 @@ the feature's predicates (the words are counter-based, so skipping one changes n
 import numba
 import numpy as np
 
+# whether row r satisfies every predicate of pair p: _inside(holds, r, pair_preds, p)
+from .._arm_kernels import _inside
+
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
 _MUL2 = np.uint64(0x94D049BB133111EB)
@@ -61,7 +64,6 @@ def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, po
             base[j, i] = row
             for f in range(n_feat):
                 src[j, i, f] = row
-    width = pair_preds.shape[1]
     for p in range(pair_block.shape[0]):
         j = pair_block[p]
         f = pair_feature[p]
@@ -71,12 +73,7 @@ def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, po
         column = np.uint64(f + 1) * np.uint64(n)
         for i in range(n):
             row = base[j, i]
-            keep = True
-            for k in range(width):
-                if not holds[row, pair_preds[p, k]]:
-                    keep = False
-                    break
-            if not keep:
+            if not _inside(holds, row, pair_preds, p):
                 z = _word(seed, column + np.uint64(i + 1))
                 src[j, i, f] = pool_rows[offset + np.intp(_below(z, size))]
     for j in range(n_blocks):
@@ -113,7 +110,6 @@ def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pai
     keys = np.empty((total, n_feat), codes.dtype)
     hashes = np.empty(total, np.uint64)
     rows_total = np.uint64(n_ref)
-    width = pair_preds.shape[1]
     out = 0
     for r in range(n_req):
         stream = stream_seeds[r]
@@ -126,12 +122,7 @@ def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pai
             for f in range(n_feat):
                 src[out, f] = row
             for p in range(pair_ptr[r], pair_ptr[r + 1]):
-                keep = True
-                for k in range(width):
-                    if not holds[row, pair_preds[p, k]]:
-                        keep = False
-                        break
-                if not keep:
+                if not _inside(holds, row, pair_preds, p):
                     f = pair_feature[p]
                     column = np.uint64(f + 1) * np.uint64(block)
                     z = _word(seed, column + np.uint64(i + 1))
