@@ -596,6 +596,8 @@ def _arm_kernel():
 
 
 _RATES = np.zeros(0)  # _RATES[j]: the two-strata rate of j / 8 (see _rate_table)
+# Rates from this one on (delta near 0) are not tabled: the plain-float bounds serve them.
+_MAX_TABLED_RATE = 4096.0
 
 
 def _rate_table(at):
@@ -990,7 +992,7 @@ class StratifiedArms:
         it (:func:`skanchors._arm_kernels.extreme_bound_small`), step for step."""
         at = math.ceil(beta * 8.0) / 8.0
         cached_beta, values = self._cache[side]
-        if self._extreme_kernel is not None:
+        if self._extreme_kernel is not None and at < _MAX_TABLED_RATE:
             return self._extreme_kernel(
                 indices, beta, at, side == "upper", k, cached_beta, values,
                 self.n1, self.pos1, self.n2, self.pos2, self.pi, _rate_table(at), _PRUNE_MARGIN,

@@ -307,6 +307,20 @@ def test_compiled_extreme_bounds_and_estimates_equal_the_plain_float_ones():
     assert computed > 100  # bounds were computed (stale, moved, or needed), not only read
 
 
+def test_rates_beyond_the_table_take_the_plain_float_bounds(monkeypatch):
+    arms = _arms_state(np.random.default_rng(1), 6, compiled=True)
+    monkeypatch.setattr(search, "_MAX_TABLED_RATE", 2.0)
+
+    def untabled(at):
+        raise AssertionError(f"rate {at} looked up in the table")
+
+    monkeypatch.setattr(search, "_rate_table", untabled)
+    pos, values = arms._extreme_bound_small(np.arange(6), 3.0, "upper", 2)
+    slow = _arms_state(np.random.default_rng(1), 6, compiled=False)
+    want = slow._extreme_bound_small(np.arange(6), 3.0, "upper", 2)
+    assert pos.tolist() == want[0].tolist() and values.tolist() == want[1].tolist()
+
+
 def test_fit_loads_the_search_kernels_not_the_first_explanation(monkeypatch):
     # numba compiles (or loads its cached code) at a kernel's first use: 2 s in a fresh
     # checkout, which belongs to fit rather than to the first row explained
