@@ -1149,20 +1149,23 @@ def _validate(arms, indices, threshold, beta, batch_size):
     :data:`VALIDATION_TOLERANCE`. Undecided arms are sampled together, one model call per step.
     """
     indices = np.asarray(indices)
-    accept, reject = ACCEPTANCE_TOLERANCE, VALIDATION_TOLERANCE
+    # in plain floats: the search validates one or a few arms at a time, for which numpy's
+    # per-operation cost exceeds the arithmetic (the same comparisons of the same numbers)
+    accept, reject = threshold - ACCEPTANCE_TOLERANCE, threshold + VALIDATION_TOLERANCE
     while True:
-        n = arms.n_samples[indices]
-        mean = arm_means(arms)[indices]
-        lb, ub = arm_bounds(arms, indices, beta)
-        undecided = ((mean >= threshold) & (lb <= threshold - accept)) | (
-            (mean < threshold) & (ub >= threshold + reject)
-        )
-        undecided |= n == 0
+        n = arms.n_samples[indices].tolist()
+        mean = arm_means(arms)[indices].tolist()
+        lb, ub = (bound.tolist() for bound in arm_bounds(arms, indices, beta))
         cap = _sample_cap(arms)
-        undecided &= n < (cap if np.isscalar(cap) else cap[indices])
-        if not undecided.any():
-            return (mean >= threshold) & (lb > threshold - accept)
-        arms.pull(indices[undecided], batch_size)
+        cap = [cap] * len(n) if np.isscalar(cap) else cap[indices].tolist()
+        undecided = [
+            ((m >= threshold and low <= accept) or (m < threshold and high >= reject) or k == 0)
+            and k < most
+            for k, m, low, high, most in zip(n, mean, lb, ub, cap)
+        ]
+        if not any(undecided):
+            return np.array([m >= threshold and low > accept for m, low in zip(mean, lb)], bool)
+        arms.pull(indices[np.array(undecided)], batch_size)
 
 
 def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
