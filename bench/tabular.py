@@ -817,8 +817,9 @@ def head_to_head(cell, data, model, rows_idx, reps):
     wall = {name: np.full((reps, len(rows_idx)), np.inf) for name in names}
     cpu = {name: np.full((reps, len(rows_idx)), np.inf) for name in names}
     batch = {n_jobs: np.full(reps, np.inf) for n_jobs in (1, 2)}
-    # Whether skanchors' run came straight after the peer's: the peer's 50-2000 ms run empties
-    # the CPU caches that a 5 ms explanation then refills (about +20 % measured on Titanic).
+    # Whether skanchors' run came straight after the peer's: the peer's 40-2000 ms run empties
+    # the CPU caches that a 5 ms explanation then refills (Titanic, gradient boosting: +8 %,
+    # +8 % and +50 % on the median in the three row sets of the run of 2026-11-26).
     after_peer = np.zeros((reps, len(rows_idx)), dtype=bool)
     previous = None
     X_test = data["X_test"]
