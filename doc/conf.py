@@ -36,7 +36,7 @@ extensions = [
 
 # The API pages are generated from the docstrings into doc/generated/ (ignored by git).
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {"members": True, "inherited-members": True}
 autodoc_typehints = "none"
 
 # numpydoc renders the members of a class itself; autosummary's stubs would duplicate them.
@@ -48,7 +48,9 @@ numpydoc_xref_param_type = False
 # are run by ``pytest --doctest-modules``.
 doctest_test_doctest_blocks = ""
 
-templates_path = []
+# A class page is its autodoc entry alone: autosummary's default class template adds tables
+# of members that link to targets numpydoc does not create (the docstrings' Attributes).
+templates_path = ["_templates"]
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 source_suffix = {".rst": "restructuredtext"}
 root_doc = "index"

@@ -495,11 +495,12 @@ class KLLUCB:
         first round. ``False`` draws a single sample per arm as the authors' code does, which
         then costs about one model call per arm.
     exploration : {"light", "theory"}, default="light"
-        Exploration rate of the confidence bounds (:func:`compute_beta`). ``"theory"`` is the
-        rate of the KL-LUCB proof (epsilon-correct selection with probability ``1 - delta``),
-        as in the authors' code and alibi. ``"light"`` (``log((log t + 1) / delta)``) stops
-        much sooner: on the benchmark's Adult and Titanic models it cut the rows of an
-        explanation by 1.8-2.7 times and its model calls by 1.9-2.7 times. The selection only
+        Exploration rate of the confidence bounds (``skanchors._bandit.compute_beta``).
+        ``"theory"`` is the rate of the KL-LUCB proof (epsilon-correct selection with
+        probability ``1 - delta``), as in the authors' code and alibi. ``"light"``
+        (``log((log t + 1) / delta)``) stops much sooner: on the benchmark's Adult and Titanic
+        models it cut the rows of an explanation by 1.8-2.7 times and its model calls by
+        1.9-2.7 times. The selection only
         chooses which candidates the search validates and extends; every anchor returned is
         still validated against ``threshold`` at confidence ``delta`` with the search's own
         rate, so the precision guarantee does not depend on this choice.

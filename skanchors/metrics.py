@@ -3,7 +3,7 @@
 :func:`aopc_k` measures a set of global top terms per class by how much removing them from the
 documents lowers the model's probability of the class (seed 001, Mor, Belinkov and Kimelfeld,
 AAAI 2024, eq. 7); it is :meth:`GlobalAnchorAggregator.score
-<skanchors.aggregation.GlobalAnchorAggregator.score>`.
+<skanchors.GlobalAnchorAggregator.score>`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def aopc_k_per_class(model, documents, top_terms, k=20, *, removal="delete", low
         ``"delete"`` removes the word (and the whitespace that would double); any other string
         replaces it, e.g. ``"UNK"`` or a tokenizer's mask token.
     lowercase : bool, default=True
-        Match words case-insensitively (as :class:`GlobalAnchorAggregator` aggregates them).
+        Match words case-insensitively (as :class:`~skanchors.GlobalAnchorAggregator`
+        aggregates them).
 
     Returns
     -------
@@ -125,7 +126,8 @@ def aopc_k_per_class(model, documents, top_terms, k=20, *, removal="delete", low
 
 
 def aopc_k(model, documents, top_terms, k=20, *, removal="delete", lowercase=True):
-    """Mean over classes of :func:`aopc_k_per_class`: one number, higher is better.
+    """Mean over classes of :func:`~skanchors.metrics.aopc_k_per_class`: one number, higher
+    is better.
 
     Parameters are those of :func:`aopc_k_per_class`.
 

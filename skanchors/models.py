@@ -1169,7 +1169,7 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------- predicting
     def predict_proba(self, X):
-        """Class probabilities (softmax of the logits) in the order of :attr:`classes_`.
+        """Class probabilities (softmax of the logits) in the order of ``classes_``.
 
         Parameters
         ----------

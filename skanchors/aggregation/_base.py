@@ -1,11 +1,11 @@
 """What the global aggregators share: the anytime loop over batches of documents.
 
 :class:`BaseGlobalAggregator` holds the estimator plumbing of
-:class:`~skanchors.aggregation.GlobalAnchorAggregator` and
-:class:`~skanchors.aggregation.GlobalLimeAggregator` (template method): validation of the
+:class:`~skanchors.GlobalAnchorAggregator` and
+:class:`~skanchors.GlobalLimeAggregator` (template method): validation of the
 shared parameters, the set-up of the model, sampler and classes, the ordering of the documents
 by confidence, the loop over batches with ``max_time``, ``callback`` and progress, the
-stop-word and rare-word filters, the publication of :attr:`top_terms_` and :attr:`scores_`,
+stop-word and rare-word filters, the publication of ``top_terms_`` and ``scores_``,
 ``transform``, ``score`` (AOPC^k) and cloning. Each subclass explains the documents of a batch
 and aggregates the results.
 """
@@ -90,7 +90,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     def fit(self, X, y=None):
         """Explain every document of ``X`` and aggregate (from a fresh state).
 
-        With a ``checkpoint`` (:class:`~skanchors.aggregation.GlobalAnchorAggregator`) whose
+        With a ``checkpoint`` (:class:`~skanchors.GlobalAnchorAggregator`) whose
         file is present, the saved state is loaded instead and the batches it already counted
         are skipped.
 

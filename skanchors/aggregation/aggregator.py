@@ -176,11 +176,12 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     ``w`` is kept? The counts of anchor and non-anchor occurrences, ``A+(w, c)`` and
     ``A-(w, c)``, are aggregated into a score per word and class, and the ``k`` best words of
     each class are the global explanation (Mor, Belinkov and Kimelfeld, AAAI 2024). The answer is
-    *anytime*: after every batch of documents, :attr:`top_terms_` and :attr:`scores_` are
+    *anytime*: after every batch of documents, ``top_terms_`` and ``scores_`` are
     current, so a run can be stopped (``max_time``, ``callback``, an exception) and still answer.
-    See :mod:`skanchors.aggregation.aggregator` for the decisions behind the algorithm; what it
-    shares with :class:`~skanchors.aggregation.GlobalLimeAggregator` (the anytime loop,
-    ``transform``, ``score``) is in :class:`~skanchors.aggregation._base.BaseGlobalAggregator`.
+    See the docstring of the module ``skanchors.aggregation.aggregator`` for the decisions
+    behind the algorithm; what it shares with :class:`~skanchors.GlobalLimeAggregator` (the
+    anytime loop, ``transform``, ``score``) is in
+    ``skanchors.aggregation._base.BaseGlobalAggregator``.
 
     Parameters
     ----------
@@ -244,10 +245,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         Processing order of the documents of a call: descending model confidence (the seed's),
         as given, or shuffled with ``random_state``.
     batch_size : int >= 1, default=50
-        Documents per anytime step: the state, :attr:`top_terms_`, the checkpoint, ``verbose``
+        Documents per anytime step: the state, ``top_terms_``, the checkpoint, ``verbose``
         and ``callback`` are updated after each batch.
     removal : "delete" or str, default="delete"
-        How :meth:`score` removes top terms (deletion or a replacement token, e.g. "UNK").
+        How :meth:`~skanchors.GlobalAnchorAggregator.score` removes top terms (deletion or a
+        replacement token, e.g. "UNK").
     max_time : float > 0 or None, default=None
         Seconds; after the batch that crosses this limit, ``fit`` / ``partial_fit`` stops with
         the current answer (``stopped_early_`` is True).

@@ -1,6 +1,6 @@
 """GlobalLimeAggregator: anytime top-k words per class from LIME weights.
 
-The LIME counterpart of :class:`~skanchors.aggregation.GlobalAnchorAggregator`: every document
+The LIME counterpart of :class:`~skanchors.GlobalAnchorAggregator`: every document
 is explained by :class:`~skanchors.LimeExplainer` for the class the model predicts, and the
 weights are aggregated into a global score per word and class with the aggregations of van der
 Linden, Haned and Kanoulas (2019) (:mod:`~skanchors.aggregation.lime_functions`). The top terms
@@ -31,7 +31,7 @@ Filters.
     ranked words only, so stop words do not set ``H_max``.
 Batches, ``fit`` and ``partial_fit``.
     Documents are processed in batches of ``batch_size`` in descending model confidence;
-    :attr:`top_terms_` is current after each batch. Each document's perturbations are seeded
+    ``top_terms_`` is current after each batch. Each document's perturbations are seeded
     from its text and ``random_state``, and its weights depend on nothing else, so results are
     identical for any ``n_jobs``, and ``partial_fit`` over any split of a collection gives
     exactly the sums of ``fit`` on the whole of it (when the sampler needs no reference data,
@@ -77,11 +77,11 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
       (the min and max over the words not filtered out as stop words or rare).
 
     The ``k`` best words of each class with :math:`\sum_{d \in S[c]} w_{d,j} > 0` (words that
-    push towards ``c``) are :attr:`top_terms_`. The answer is *anytime*: it is current after
+    push towards ``c``) are ``top_terms_``. The answer is *anytime*: it is current after
     every batch, so a run can be stopped (``max_time``, ``callback``, an exception). See
-    :mod:`skanchors.aggregation.lime_aggregator` for the decisions behind it; what it shares
-    with :class:`~skanchors.aggregation.GlobalAnchorAggregator` (the anytime loop,
-    ``transform``, ``score``) is in :class:`~skanchors.aggregation._base.BaseGlobalAggregator`.
+    the docstring of the module ``skanchors.aggregation.lime_aggregator`` for the decisions
+    behind it; what it shares with :class:`~skanchors.GlobalAnchorAggregator` (the anytime loop,
+    ``transform``, ``score``) is in ``skanchors.aggregation._base.BaseGlobalAggregator``.
 
     Parameters
     ----------
@@ -121,7 +121,8 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
     batch_size : int >= 1, default=50
         Documents per anytime step (state, ``verbose`` and ``callback`` after each).
     removal : "delete" or str, default="delete"
-        How :meth:`score` removes top terms (deletion or a replacement token).
+        How :meth:`~skanchors.GlobalLimeAggregator.score` removes top terms (deletion or a
+        replacement token).
     max_time : float > 0 or None, default=None
         Seconds; after the batch that crosses it, ``fit`` / ``partial_fit`` stops with the
         current answer (``stopped_early_`` is True).

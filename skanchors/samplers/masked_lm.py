@@ -150,7 +150,7 @@ class MaskedLMSampler(_TextSampler):
     call.
 
     *Whole words.* A candidate is a vocabulary entry that starts a word and whose text is one
-    word for :func:`~skanchors.samplers.tokenize`: with word-start markers (``Ġ`` in byte-level
+    word for ``skanchors.samplers.text.tokenize``: with word-start markers (``Ġ`` in byte-level
     BPE, ``▁`` in SentencePiece) the entries carrying the marker, otherwise (WordPiece) the
     entries not starting with ``##``; special tokens, punctuation and partial bytes are
     excluded. The marker is stripped; the word is written into the original character span, so
@@ -339,7 +339,7 @@ class MaskedLMSampler(_TextSampler):
         Parameters
         ----------
         texts : list of str
-            Texts in which :attr:`mask_token_` marks each word to fill.
+            Texts in which ``mask_token_`` marks each word to fill.
         rng : numpy.random.Generator
         return_words : bool, default=False
             Also return the chosen words (one list per text).

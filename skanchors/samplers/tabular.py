@@ -222,7 +222,7 @@ class TabularSampler(BaseEstimator):
         """Identify rows the model cannot tell apart, so that one of them is predicted.
 
         ``thresholds`` lists, per feature, the sorted values at which a tree model splits it
-        (:func:`skanchors.models.split_thresholds`), and ``dtype`` the precision it compares
+        (``skanchors.models.split_thresholds``), and ``dtype`` the precision it compares
         values in. The model sees a feature only through ``dtype(x) <= t``, so values
         between the same two thresholds are one value to it:
         rows are hashed (the search's deduplication and prediction cache) by those intervals
@@ -538,7 +538,7 @@ class TabularSampler(BaseEstimator):
         return self._as_rows(X)
 
     def instance(self, row):
-        """An :class:`TabularInstance` sampler for one row (1-row DataFrame or array)."""
+        """A ``TabularInstance`` sampler for one row (1-row DataFrame or array)."""
         check_is_fitted(self, "n_reference_")
         data = self._as_rows(row)
         if len(data) != 1:

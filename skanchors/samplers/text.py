@@ -222,7 +222,7 @@ class _TextSampler(BaseEstimator):
         """Hook for subclasses: learn what replaces a word."""
 
     def get_feature_names_out(self, input_features=None):
-        """The reference vocabulary, in the column order of :attr:`vocabulary_`."""
+        """The reference vocabulary, in the column order of ``vocabulary_``."""
         check_is_fitted(self, "vocabulary_")
         return np.array(sorted(self.vocabulary_, key=self.vocabulary_.get), dtype=object)
 
