@@ -647,6 +647,8 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
         ),
         # D(z | A) = the reference rows that satisfy A, unchanged.
         "skanchors-reference": lambda d, m, b: make_skanchors(d, m, b, perturbation="reference"),
+        # A numeric feature's predicates at every bin edge (rules can span bins).
+        "skanchors-bounds": lambda d, m, b: make_skanchors(d, m, b, bounds="all"),
         # The model's predict_proba passed as a plain function, as the peers get it.
         "skanchors-callable": lambda d, m, b: make_skanchors(d, m, b, as_callable=True),
         # Nothing compiled (a forest's trees traversed by scikit-learn's code, the search in
@@ -782,6 +784,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
 # run finished: name in the results, package key, label, make_skanchors options.
 EXTRAS = (
     ("reference", "skanchors-reference", "perturbation=reference", {"perturbation": "reference"}),
+    ("bounds", "skanchors-bounds", "bounds=all", {"bounds": "all"}),
     ("callable", "skanchors-callable", "model as a callable", {"as_callable": True}),
     ("sklearn_trees", "skanchors-sklearn-trees", "without numba", {"compiled": False}),
 )
@@ -1154,6 +1157,8 @@ def label(res):
         return f"skanchors (beam {b}, challengers=1)"
     if res["package"] == "skanchors-reference":
         return f"skanchors (beam {b}, perturbation=reference)"
+    if res["package"] == "skanchors-bounds":
+        return f"skanchors (beam {b}, bounds=all)"
     if res["package"] == "skanchors-callable":
         return f"skanchors (beam {b}, model as a callable)"
     if res["package"] == "skanchors-sklearn-trees":
@@ -1255,6 +1260,7 @@ def target_table(results):
         for name, ratio_key in (
             ("skanchors (beam 1)", "wall_median_ratio"),
             ("skanchors (beam 1, perturbation=reference)", "wall_median_ratio_reference"),
+            ("skanchors (beam 1, bounds=all)", "wall_median_ratio_bounds"),
             ("skanchors (beam 1, model as a callable)", "wall_median_ratio_callable"),
             ("skanchors (beam 1, without numba)", "wall_median_ratio_sklearn_trees"),
         ):
@@ -1567,8 +1573,8 @@ def configurations(only):
         out += [("anchor-exp", None), ("anchor-exp", 2)]
     if "skanchors" in only:
         # skanchors' default beam_size is 2; beam 1 again without the prediction cache, with
-        # KLLUCB(pulls="ambiguous"), with KL-LUCB as published (one challenger a round) and
-        # with perturbation="reference".
+        # KLLUCB(pulls="ambiguous"), with KL-LUCB as published (one challenger a round), with
+        # perturbation="reference" and with bounds="all".
         out += [
             ("skanchors", 1),
             ("skanchors", 2),
@@ -1576,6 +1582,7 @@ def configurations(only):
             ("skanchors-ambiguous", 1),
             ("skanchors-1challenger", 1),
             ("skanchors-reference", 1),
+            ("skanchors-bounds", 1),
             ("skanchors-callable", 1),
             ("skanchors-sklearn-trees", 1),
         ]

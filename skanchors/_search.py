@@ -19,6 +19,11 @@ modality, through four members:
 ``exact_reuse`` (optional, default False)
     True when a sample drawn for ``A_s`` that satisfies ``A`` (a superset of ``A_s``) is an
     exact draw of ``D(z | A)``, as with independent word masking.
+``predicate_groups`` (optional)
+    An integer per predicate; the predicates of a group are nested sets (tabular: the bounds
+    on one side of a feature, ``age <= 28`` inside ``age <= 36``). A rule is extended by a
+    predicate of a group it already has only to narrow it; the wider predicate is then left
+    out of the printed anchor. Default: every predicate a group of its own.
 ``predicate_features`` and ``sample(..., return_native=True)`` (optional)
     For samplers that build a perturbation from a random reference row (tabular): the
     feature each predicate constrains, and which predicates the reference row satisfied
@@ -1121,13 +1126,28 @@ def estimate(store, order, beta):
 class SearchResult:
     """What the search found for one instance, before it becomes an :class:`~skanchors.Anchor`."""
 
-    def __init__(self, anchor, order, is_anchor, store, coverage, delta):
+    def __init__(self, anchor, order, is_anchor, store, coverage, delta, groups=None, width=None):
         self.anchor = tuple(anchor)
         self.order = list(order)
         self.is_anchor = is_anchor
         self.store = store
         self.coverage = coverage
         self.delta = delta
+        self._groups, self._width = groups, width
+
+    def shown(self, k=None):
+        """The predicates of the first ``k`` steps (all by default) that the rule needs:
+        those of ``order[:k]`` without the ones a narrower predicate of their group implies
+        (the same rule, as it is printed)."""
+        order = self.order[: len(self.order) if k is None else k]
+        if self._width is None:
+            return list(order)
+        narrowest = {}
+        for p in order:
+            g = self._groups[p]
+            if g not in narrowest or self._width[p] < self._width[narrowest[g]]:
+                narrowest[g] = p
+        return [p for p in order if narrowest[self._groups[p]] == p]
 
 
 def _sample_cap(arms):
@@ -1222,6 +1242,18 @@ def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
     return False
 
 
+def _extensions(parent, d, groups, width):
+    """The predicates (of ``d``) that extend rule ``parent``: those it does not hold, where a
+    predicate of a group the rule already has must be narrower (smaller ``width``, its
+    coverage) than the rule's narrowest one of that group. ``width`` None: any predicate."""
+    if width is None:
+        return [p for p in range(d) if p not in parent]
+    narrowest = {}
+    for q in parent:
+        narrowest[groups[q]] = min(narrowest.get(groups[q], np.inf), width[q])
+    return [p for p in range(d) if width[p] < narrowest.get(groups[p], np.inf)]
+
+
 def beam_search(
     instance,
     predict,
@@ -1247,6 +1279,15 @@ def beam_search(
     make_store = ReferenceStore if getattr(instance, "draws_reference_rows", False) else SampleStore
     store = make_store(instance, predict, target, rng, shared)
     d = instance.n_predicates
+    # Predicates of one group are nested (tabular: the bounds on one side of a feature): a
+    # rule gains one only if it is narrower than the rule's own (the wider one is then
+    # redundant, and left out of the anchor as printed; see SearchResult.shown).
+    groups = getattr(instance, "predicate_groups", None)
+    if groups is None:
+        groups, width = list(range(d)), None
+    else:
+        groups = [int(g) for g in groups]
+        width = instance.coverage([(p,) for p in range(d)]).tolist()
     # Samples from D(z) itself serve every candidate of the first round.
     store.draw([((), batch_size)])
     max_size = d if max_anchor_size is None else min(max_anchor_size, d)
@@ -1259,7 +1300,7 @@ def beam_search(
     empty = store.arms([()])
     known_precision = {}  # the estimated precision of each beam, when it was chosen
     if _validate(empty, [0], threshold, beta, batch_size)[0]:
-        return SearchResult((), [], True, store, 1.0, delta)
+        return SearchResult((), [], True, store, 1.0, delta, groups, width)
     known_precision[()] = float(arm_means(empty)[0])
 
     beams = {0: [()]}
@@ -1271,9 +1312,7 @@ def beam_search(
         candidates = []
         seen = set()
         for parent in beams[size - 1]:
-            for p in range(d):
-                if p in parent:
-                    continue
+            for p in _extensions(parent, d, groups, width):
                 cand = tuple(sorted(parent + (p,)))
                 if cand in seen:
                     continue
@@ -1348,7 +1387,7 @@ def beam_search(
                 best, best_coverage, best_key = cand, cov[cand], key
         size += 1
     if best is not None:
-        return SearchResult(best, order[best], True, store, best_coverage, delta)
+        return SearchResult(best, order[best], True, store, best_coverage, delta, groups, width)
     # No valid anchor: among the beams of every round, the rule the bandit finds best. With
     # unlimited samples that is the best precision within epsilon (KL-LUCB's guarantee). When
     # the samples run out (reference rows: a rule covering k rows has at most k), the bandit
@@ -1359,11 +1398,11 @@ def beam_search(
     # fallbacks) at 2.8x their held-out coverage, 0.854 -> 0.855 on Adult (18) at 5.8x.
     pool = [c for s in range(1, size) for c in beams.get(s, [])]
     if not pool:  # nothing to add to the empty rule (no informative predicate)
-        return SearchResult((), [], False, store, 1.0, delta)
+        return SearchResult((), [], False, store, 1.0, delta, groups, width)
     arms = make_arms(store, pool, [parent_of[c] for c in pool])
     pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
     best = pool[int(np.asarray(pick)[-1])]
     if getattr(arms, "n_available", None) is not None:
         best = pool[int(np.argmax(arm_bounds(arms, np.arange(len(pool)), beta)[0]))]
     cov = float(instance.coverage([best])[0])
-    return SearchResult(best, order[best], False, store, cov, delta)
+    return SearchResult(best, order[best], False, store, cov, delta, groups, width)

@@ -298,10 +298,18 @@ def test_the_explainer_passes_perturbation_to_its_sampler(data):
 def test_perturbation_errors(data):
     with pytest.raises(ValueError, match="perturbation"):
         AnchorExplainer(PlantedModel(), perturbation="real").fit(data)
-    with pytest.raises(ValueError, match="perturbation must stay|and perturbation configure"):
+    with pytest.raises(ValueError, match="perturbation and bounds configure"):
         AnchorExplainer(PlantedModel(), sampler=_sampler(), perturbation="reference").fit(data)
-    with pytest.raises(ValueError, match="and perturbation apply to tabular data"):
+    with pytest.raises(ValueError, match="perturbation and bounds apply to tabular data"):
         AnchorExplainer(PlantedModel(), perturbation="reference").fit(["a text", "another"])
+    with pytest.raises(ValueError, match="bounds configure the default tabular sampler"):
+        AnchorExplainer(PlantedModel(), sampler=_sampler(), bounds="all").fit(data)
+    with pytest.raises(ValueError, match="bounds apply to tabular data"):
+        AnchorExplainer(PlantedModel(), bounds="all").fit(["a text", "another"])
+    with pytest.raises(ValueError, match="bounds"):
+        AnchorExplainer(PlantedModel(), bounds="every").fit(data)
+    with pytest.raises(ValueError, match="bounds must be one of"):
+        TabularSampler(bounds="every").fit(data)
 
 
 def test_rows_explained_together_with_a_slow_model_merge_calls_and_keep_anchors():

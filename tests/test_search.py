@@ -226,3 +226,40 @@ def test_validation_rarely_accepts_a_rule_just_below_the_threshold():
     assert accepted(0.94) <= 0.05
     assert accepted(0.93) <= 0.02
     assert accepted(0.97) >= 0.80
+
+
+def test_a_rule_is_extended_on_a_side_it_bounds_only_to_narrow_it():
+    # predicates 0-2: "x0 > 0.7", "x0 > 0.5", "x0 > 0.3" (one group, nested); 3: "colour = red"
+    groups, width = [0, 0, 0, 1], [0.3, 0.5, 0.7, 1 / 3]
+    assert search._extensions((), 4, groups, width) == [0, 1, 2, 3]
+    assert search._extensions((1,), 4, groups, width) == [0, 3]  # narrower only
+    assert search._extensions((0, 3), 4, groups, width) == []  # the narrowest already
+    assert search._extensions((2,), 4, None, None) == [0, 1, 3]  # no groups: any other
+
+
+def test_the_printed_anchor_leaves_out_the_bounds_a_narrower_one_implies():
+    result = search.SearchResult(
+        (0, 1, 3), [1, 3, 0], True, None, 0.1, 0.1, [0, 0, 0, 1], [0.3, 0.5, 0.7, 1 / 3]
+    )
+    assert result.shown() == [3, 0]  # "x0 > 0.5" gave way to "x0 > 0.7"
+    assert result.shown(2) == [1, 3] and result.shown(1) == [1]
+
+
+def test_planted_boundary_beyond_the_rows_own_bin_is_found():
+    # Predicts 1 iff x0 > 0.7 and colour == red; the row sits at 0.9 in bins split at 0.3, 0.5,
+    # 0.7 and 0.8: "x0 > 0.8" (its own bin) is precise too, but "x0 > 0.7" covers more.
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.5, 0.7, 0.8]}, default="none")
+    found = {}
+    for bounds in ("bin", "all"):
+        explainer = AnchorExplainer(
+            PlantedModel(), discretizer=disc, beam_size=2, bounds=bounds, random_state=0
+        ).fit(planted_data())
+        found[bounds] = anchor = explainer.explain(row(0.9, "red"))[0]
+        assert anchor.is_anchor
+    assert sorted(str(p) for p in found["bin"].predicates) == ["colour = red", "x0 > 0.8"]
+    assert sorted(str(p) for p in anchor.predicates) == ["colour = red", "x0 > 0.7"]
+    # every step is printed with one bound per side of a feature
+    assert len(anchor.steps) >= 2
+    for step in anchor.steps:
+        sides = [(p.feature, p.op) for p in step.predicates]
+        assert len(sides) == len(set(sides))

@@ -86,6 +86,72 @@ def test_planted_rule_is_recovered_exactly(planted_explainer):
     assert anchor.covers(ref).mean() == pytest.approx(expected)
 
 
+def test_all_bounds_are_the_bins_bounds_and_the_looser_ones(data):
+    # bounds="all", the authors' predicate set: a row's own bin's bounds, then every looser
+    # bound on each side, so that a rule can span several bins ("x0 <= 0.7" for a row at 0.2)
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.5, 0.7]}, default="none")
+
+    def bounds(x0, which):
+        explainer = AnchorExplainer(PlantedModel(), discretizer=disc, bounds=which).fit(data)
+        inst = explainer.sampler_.instance(row(x0, "red"))
+        return [str(p) for p in inst.predicates if p.feature == "x0"], inst
+
+    assert bounds(0.2, "all")[0] == ["x0 <= 0.3", "x0 <= 0.5", "x0 <= 0.7"]
+    assert bounds(0.6, "all")[0] == ["x0 <= 0.7", "x0 > 0.5", "x0 > 0.3"]
+    assert bounds(0.9, "all")[0] == ["x0 > 0.7", "x0 > 0.5", "x0 > 0.3"]
+    assert bounds(0.6, "bin")[0] == ["x0 <= 0.7", "x0 > 0.5"]
+    # the bounds on one side of a feature are one group for the search; "bin" needs none
+    names, inst = bounds(0.6, "all")
+    groups = dict(zip(map(str, inst.predicates), inst.predicate_groups.tolist()))
+    assert groups["x0 > 0.5"] == groups["x0 > 0.3"] != groups["x0 <= 0.7"]
+    assert len(set(groups.values())) == 3  # x0's two sides, colour
+    assert bounds(0.6, "bin")[1].predicate_groups is None
+
+
+def test_all_bounds_find_the_broadest_rule_across_bins(data):
+    # Negative side of the planted rule (x0 > 0.7 and red): "x0 <= 0.3" (cov 0.3) and
+    # "colour = green" (cov 1/3) are precise within the row's own bins, but "x0 <= 0.7", the
+    # planted boundary two bins away, covers 0.7
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
+    explainer = AnchorExplainer(PlantedModel(), discretizer=disc, bounds="all", random_state=0)
+    anchor = explainer.fit(data).explain(row(0.2, "green"))[0]
+    assert anchor.is_anchor and [str(p) for p in anchor.predicates] == ["x0 <= 0.7"]
+    assert anchor.coverage == pytest.approx(np.mean(data["x0"] <= 0.7))
+    assert explainer.transform(row(0.2, "green")).tolist() == [[1, 0, 0, 0]]
+    # the positive side keeps exactly the planted rule
+    anchor = explainer.explain(row(0.9, "red"))[0]
+    assert sorted(str(p) for p in anchor.predicates) == ["colour = red", "x0 > 0.7"]
+
+
+def test_all_bounds_anchors_hold_one_bound_per_side_of_a_feature(data):
+    explainer = AnchorExplainer(Graded(), bounds="all", random_state=0).fit(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchors = explainer.explain(data.iloc[:30])
+    for a in anchors:
+        for step in a.steps:
+            sides = [(p.feature, p.op) for p in step.predicates]
+            assert len(sides) == len(set(sides))
+    # ... and use bounds beyond the row's own bin, which "bin" never does
+    edges = dict(zip(["x0", "x1", "x3"], explainer.sampler_.discretizer_.bin_edges_))
+
+    def beyond(anchors):
+        out = 0
+        for a, (_, x) in zip(anchors, data.iloc[:30].iterrows()):
+            for p in a.predicates:
+                if p.feature in edges:
+                    b = int(np.searchsorted(edges[p.feature], x[p.feature], side="left"))
+                    own = edges[p.feature][b] if p.op == "<=" else edges[p.feature][b - 1]
+                    out += p.value != own
+        return out
+
+    assert beyond(anchors) >= 5
+    narrow = AnchorExplainer(Graded(), random_state=0).fit(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        assert beyond(narrow.explain(data.iloc[:30])) == 0
+
+
 def test_negative_side_gets_the_broadest_sufficient_rule(planted_explainer):
     anchor = planted_explainer.explain(row(0.2, "green"))[0]
     assert anchor.prediction == 0 and anchor.is_anchor

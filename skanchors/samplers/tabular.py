@@ -28,6 +28,7 @@ from ..discretizers import _BaseDiscretizer, make_discretizer
 __all__ = ["TabularSampler"]
 
 _PERTURBATIONS = ("replace", "reference")
+_BOUNDS = ("bin", "all")
 _SLOTS_LOCK = threading.Lock()
 # The sampler keeps the stream keys of at most this many predicate sets (then starts over).
 _MAX_STREAM_KEYS = 100_000
@@ -70,6 +71,12 @@ class TabularSampler(BaseEstimator):
         explainer's ``random_state``) and counts each row once, so a rule that covers ``k``
         reference rows has at most ``k`` samples, and its confidence bounds say what ``k``
         rows can say: a rule covering few rows rarely validates.
+    bounds : {"bin", "all"}, default="bin"
+        The predicates of a numeric feature. ``"bin"``: the two bounds of the row's own bin
+        (``x <= upper edge``, ``x > lower edge``). ``"all"``: the bound the row satisfies at
+        every edge, as in the authors' code (a row in the lowest bin gets ``x <= e`` for each
+        edge ``e``), so a rule can span several bins; a rule then holds at most one bound
+        per side of a feature (the search may narrow it, never widen it).
 
     Attributes
     ----------
@@ -89,14 +96,23 @@ class TabularSampler(BaseEstimator):
     >>> keys, holds = inst.sample((1,), 5, np.random.default_rng(0))
     >>> inst.decode(keys)["sex"].tolist()
     ['f', 'f', 'f', 'f', 'f']
+    >>> wide = TabularSampler(bounds="all").fit(X).instance(X.iloc[[10]])
+    >>> [str(p) for p in wide.predicates]
+    ['age <= 24.0', 'age <= 49.0', 'age <= 74.0', 'sex = f']
     """
 
     def __init__(
-        self, *, discretizer="quartile", categorical_features="auto", perturbation="replace"
+        self,
+        *,
+        discretizer="quartile",
+        categorical_features="auto",
+        perturbation="replace",
+        bounds="bin",
     ):
         self.discretizer = discretizer
         self.categorical_features = categorical_features
         self.perturbation = perturbation
+        self.bounds = bounds
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None, sample_weight=None):
@@ -119,6 +135,8 @@ class TabularSampler(BaseEstimator):
             raise ValueError(
                 f"perturbation must be one of {list(_PERTURBATIONS)}, got {self.perturbation!r}."
             )
+        if not (isinstance(self.bounds, str) and self.bounds in _BOUNDS):
+            raise ValueError(f"bounds must be one of {list(_BOUNDS)}, got {self.bounds!r}.")
         frame = self._as_frame(X, reset=True)
         n = len(frame)
         if n < 2:
@@ -606,6 +624,7 @@ class TabularInstance:
             ]
             self._hash_flat = _flatten(maps)
         preds, gids, feats = [], [], []
+        nested = parent.bounds == "all"
         x_bins = parent._row_bins(data, row) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
         for j, name in enumerate(names):
@@ -624,15 +643,20 @@ class TabularInstance:
                 gids.append((j, 1, -1))
                 feats.append(j)
                 continue
+            # The bounds of the row's bin; with bounds="all" then the looser ones on each side
+            # (the authors' predicate set: a row of age 21 in bins split at 23, 28 and 36 has
+            # "age <= 23", "age <= 28" and "age <= 36"), so that a rule can span bins.
             b = int(x_bins[k])
             edges = parent.discretizer_.bin_edges_[k]
-            if b < len(edges):
-                preds.append(Predicate(name, "<=", float(edges[b]), j))
-                gids.append((j, 2, b))
-                feats.append(j)
-            if b > 0:
-                preds.append(Predicate(name, ">", float(edges[b - 1]), j))
-                gids.append((j, 3, b))
+            bounds = [(2, v) for v in range(b, b + 1) if v < len(edges)]
+            bounds += [(3, b)] if b > 0 else []
+            if nested:
+                bounds += [(2, v) for v in range(b + 1, len(edges))]
+                bounds += [(3, v) for v in range(b - 1, 0, -1)]
+            for kind, v in bounds:
+                op, edge = ("<=", edges[v]) if kind == 2 else (">", edges[v - 1])
+                preds.append(Predicate(name, op, float(edge), j))
+                gids.append((j, kind, v))
                 feats.append(j)
         # A predicate that every reference row satisfies (e.g. "Pclass <= 3.0" when 3 is the
         # largest value) constrains nothing: it would only lengthen rules.
@@ -642,6 +666,15 @@ class TabularInstance:
         masks = [parent._predicate_mask(gids[i]) for i in informative]
         self.n_predicates = d = len(self.predicates)
         self._feature_of = np.array([feats[i] for i in informative], dtype=np.intp)
+        # The bounds on one side of one feature are nested: one group (see the search's
+        # predicate_groups). With bounds="bin" there is one per side: no groups needed.
+        self.predicate_groups = None
+        if nested:
+            sides = {}
+            self.predicate_groups = np.array(
+                [sides.setdefault((g[0], g[1] == 3), len(sides)) for g in self._gids],
+                dtype=np.intp,
+            )
         holds = np.empty((n_ref + 1, d), dtype=bool)
         for i, m in enumerate(masks):
             holds[:n_ref, i] = m
