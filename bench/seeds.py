@@ -22,6 +22,7 @@ No timing: run it anywhere. Needs the benchmark's virtualenv (``bench/setup_peer
     bench/.venv/bin/python bench/seeds.py                   # 4 cells x 10 seeds, ~10 min
     bench/.venv/bin/python bench/seeds.py --seeds 3 --cells titanic/gb
     bench/.venv/bin/python bench/seeds.py --packages skanchors,alibi,anchor-exp
+    bench/.venv/bin/python bench/seeds.py --bounds all --output bench/results_seeds_bounds
 """
 
 from __future__ import annotations
@@ -59,10 +60,10 @@ def conditions_of(package, anchor, data):
     return conditions
 
 
-def run(package, seed, data, model, test_pred, rows_idx):
+def run(package, seed, data, model, test_pred, rows_idx, options=None):
     counter = T.CountingModel(model)
     if package == "skanchors":
-        explain, _ = T.make_skanchors(data, counter, 1, seed=seed)
+        explain, _ = T.make_skanchors(data, counter, 1, seed=seed, **(options or {}))
     elif package == "alibi":
         explain, _ = T.make_alibi(data, counter, None, seed=seed)
     else:  # anchor-exp draws from numpy's global generator, seeded below
@@ -120,8 +121,12 @@ def main(argv=None):
         default="skanchors,alibi",
         help=f"comma-separated, skanchors first; from {', '.join(PACKAGES)}",
     )
+    parser.add_argument(
+        "--bounds", choices=("bin", "all"), default="bin", help="skanchors' bounds parameter"
+    )
     parser.add_argument("--output", default=str(HERE / "results_seeds"))
     args = parser.parse_args(argv)
+    options = {"bounds": args.bounds}
     packages = args.packages.split(",")
     if packages[0] != "skanchors" or not set(packages) <= set(PACKAGES):
         parser.error(f"--packages must start with skanchors and name some of {PACKAGES}")
@@ -142,7 +147,8 @@ def main(argv=None):
         test_pred = model.predict(data["X_test"])
         results[cell] = {
             package: [
-                run(package, seed, data, model, test_pred, rows_idx) for seed in range(args.seeds)
+                run(package, seed, data, model, test_pred, rows_idx, options)
+                for seed in range(args.seeds)
             ]
             for package in packages
         }
@@ -150,8 +156,8 @@ def main(argv=None):
     elapsed = time.perf_counter() - started
 
     lines = [
-        f"# Anchors over many seeds: skanchors (beam 1) against {', '.join(packages[1:])} "
-        "(default beams)",
+        f"# Anchors over many seeds: skanchors (beam 1, bounds={args.bounds}) against "
+        f"{', '.join(packages[1:])} (default beams)",
         "",
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"{elapsed / 60:.1f} min. Command: `python bench/seeds.py "

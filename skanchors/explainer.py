@@ -99,13 +99,14 @@ class AnchorExplainer(BaseExplainer):
         ``"all"``: the bound the row satisfies at every edge, as in the authors' code
         (``Age <= 23``, ``Age <= 28``, ``Age <= 36``), so a rule can span several bins and be
         as broad as the model allows; a rule still holds at most one bound per side of a
-        feature. Measured on the benchmark (``bench/results_tabular.md``, beam 1): broader
-        anchors from gradient boosting on Titanic (held-out coverage 0.15 -> 0.22 and
-        0.17 -> 0.28 on two row sets, as many valid anchors and rows predicted), none from its
-        random forest (0.11 -> 0.09, 23 % more rows).
+        feature. Measured on the benchmark (``bench/results_tabular*.md``, beam 1, 4 models x
+        3 row sets): broader anchors in 9 of the 12 cells (held-out coverage of Titanic's
+        gradient boosting 0.15 -> 0.22, 0.17 -> 0.28 and 0.18 -> 0.21; Adult's forest 0.046
+        -> 0.056, 0.026 -> 0.048 and 0.057 -> 0.067), narrower in two of Titanic's forest's,
+        at 2-32 % more rows predicted.
     sampler : sampler object or None, default=None
         A custom perturbation distribution (see :class:`~skanchors.samplers.TabularSampler`
-        for the protocol). When given, ``discretizer``, ``categorical_features`` and
+        for the protocol). When given, ``discretizer``, ``categorical_features``,
         ``perturbation`` and ``bounds`` must stay at their defaults: the sampler carries its
         own.
     balance : bool, default=False
