@@ -1373,3 +1373,26 @@ def test_histogram_boosting_with_categories_keeps_each_category_apart():
     predicted = hgb.predict_proba(instance.decode(keys))[:, 1]
     for h in np.unique(hashes):
         assert (predicted[hashes == h] == predicted[hashes == h][0]).all()
+
+
+def test_bit_counts_of_packed_masks_match_a_plain_count():
+    # The coverage of rules is counted from packed masks: numpy's bit count where numpy has
+    # one (>= 2), the SWAR count on 64-bit words otherwise; both must be exact.
+    from skanchors.samplers import tabular as tab
+
+    rng = np.random.default_rng(0)
+    masks = rng.random((5, 1000)) < [[0.0], [1.0], [0.5], [0.01], [0.99]]
+    padded = np.zeros((5, 1024), dtype=bool)
+    padded[:, :1000] = masks
+    bits = np.packbits(padded, axis=1)
+    expected = masks.sum(axis=1).tolist()
+    assert tab._popcounts_swar(bits).tolist() == expected
+    assert tab._popcounts(bits).tolist() == expected
+    assert tab._bitcount(bits[2]) == expected[2]
+    # the sampler's own masks are padded to whole words, and counted alike
+    X = pd.DataFrame({"a": np.arange(1001.0), "b": ["u", "v", "w"] * 333 + ["u", "u"]})
+    sampler = tab.TabularSampler().fit(X)
+    inst = sampler.instance(X.iloc[[0]])
+    assert inst._bits.shape[1] % 8 == 0
+    for k, p in enumerate(inst.predicates):
+        assert inst.reference_coverage((k,)) == pytest.approx(p.evaluate(X).mean())
