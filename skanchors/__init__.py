@@ -5,7 +5,7 @@ features that need them.
 """
 
 from ._bandit import KLLUCB, BatchSAR
-from ._explanation import Anchor, Predicate
+from ._explanation import Anchor, Predicate, RuleCheck
 from ._pick import SubmodularPick, pick
 from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
 from .explainer import AnchorExplainer, NoAnchorWarning
@@ -26,6 +26,7 @@ __all__ = [
     "LimeExplanation",
     "NoAnchorWarning",
     "Predicate",
+    "RuleCheck",
     "SubmodularPick",
     "__version__",
     "pick",

@@ -6,14 +6,14 @@ import html
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from .discretizers import format_value
 
-__all__ = ["Predicate", "Anchor"]
+__all__ = ["Predicate", "Anchor", "RuleCheck"]
 
 _OPS = ("==", "<=", ">", "isna", "contains")
 
@@ -142,6 +142,14 @@ class Step:
     predicates: tuple
     precision: float
     coverage: float
+
+
+class RuleCheck(NamedTuple):
+    """What :meth:`Anchor.check` finds on rows of your own."""
+
+    precision: float  #: share of the covered rows on which the model agrees (NaN: none)
+    coverage: float  #: share of the rows the rule covers
+    n_covered: int  #: rows the rule covers
 
 
 @dataclass(eq=False)
@@ -309,6 +317,66 @@ class Anchor:
         for p in self.predicates:
             mask &= p.evaluate(X)
         return mask
+
+    def check(self, X, predictions, *, exclude=None):
+        """The rule on rows of your own: how many it covers, and whether the model agrees.
+
+        Parameters
+        ----------
+        X : DataFrame, 2-d array, or list of str (text anchors)
+            Rows the search never saw (held-out data), as :meth:`covers` takes them.
+        predictions : array-like of shape (n_rows,)
+            The model's outputs on ``X`` (``model.predict(X)``): class labels, or predicted
+            values for a regression anchor.
+        exclude : int or array-like of int, default=None
+            Positions of rows of ``X`` to leave out, e.g. the explained row itself.
+
+        Returns
+        -------
+        RuleCheck
+            ``(precision, coverage, n_covered)``: the share of the rows (those not excluded)
+            the rule covers, and of those the share on which the prediction is the anchor's
+            (for regression: within ``tolerance`` of it); precision is NaN when the rule
+            covers no row.
+
+        Examples
+        --------
+        >>> from skanchors import Anchor, Predicate
+        >>> a = Anchor((Predicate("x", ">", 0.5),), prediction=1, precision=1.0,
+        ...            coverage=0.5, is_anchor=True, threshold=0.95)
+        >>> X = pd.DataFrame({"x": [0.9, 0.7, 0.2, 0.6]})
+        >>> a.check(X, [1, 1, 0, 0])
+        RuleCheck(precision=0.666..., coverage=0.75, n_covered=3)
+        >>> a.check(X, [1, 1, 0, 0], exclude=0)  # e.g. the explained row itself
+        RuleCheck(precision=0.5, coverage=0.666..., n_covered=2)
+        """
+        mask = self.covers(X)
+        predictions = np.asarray(predictions)
+        if predictions.ndim != 1 or len(predictions) != len(mask):
+            raise ValueError(
+                f"predictions must hold one model output per row of X ({len(mask)}), got an "
+                f"array of shape {predictions.shape}."
+            )
+        keep = np.ones(len(mask), dtype=bool)
+        if exclude is not None:
+            exclude = np.atleast_1d(np.asarray(exclude))
+            if exclude.dtype.kind not in "iu" or ((exclude < 0) | (exclude >= len(mask))).any():
+                raise ValueError(
+                    f"exclude must hold positions of rows of X (0 to {len(mask) - 1}), got "
+                    f"{exclude.tolist()}."
+                )
+            keep[exclude] = False
+        mask &= keep
+        n_rows, n_covered = int(keep.sum()), int(mask.sum())
+        coverage = n_covered / n_rows if n_rows else float("nan")
+        if not n_covered:
+            return RuleCheck(float("nan"), coverage, 0)
+        covered = predictions[mask]
+        if self.tolerance is not None:  # regression: within tolerance of the prediction
+            agree = np.abs(covered.astype(float) - float(self.prediction)) <= self.tolerance
+        else:
+            agree = covered == self.prediction
+        return RuleCheck(float(np.mean(agree)), coverage, n_covered)
 
     # ------------------------------------------------------------------- serialisation
     def to_dict(self):

@@ -14,12 +14,7 @@ __all__ = ["main"]
 
 
 def _held_out(anchor, X, predicted, skip=None):
-    mask = anchor.covers(X)
-    if skip is not None:
-        mask[skip] = False
-    if not mask.any():
-        return float("nan"), 0.0
-    return float(np.mean(predicted[mask] == anchor.prediction)), float(mask.mean())
+    return anchor.check(X, predicted, exclude=skip)[:2]
 
 
 _N_FRESH = 1000  # fresh perturbations each printed anchor is checked on

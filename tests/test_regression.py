@@ -33,6 +33,9 @@ def test_regressor_depending_on_one_feature(data):
         within = np.abs(predicted[mask] - anchor.prediction) <= explainer.tolerance_
         assert within.mean() >= 0.95
         assert "+-" in str(anchor)
+        # check() counts a prediction within the band as agreeing
+        assert anchor.check(X, predicted) == (within.mean(), mask.mean(), mask.sum())
+        assert anchor.check(X, predicted + 10 * explainer.tolerance_).precision == 0.0
 
 
 def test_perturbation_precision_counts_predictions_within_the_band(data):

@@ -152,6 +152,36 @@ def test_all_bounds_anchors_hold_one_bound_per_side_of_a_feature(data):
         assert beyond(narrow.explain(data.iloc[:30])) == 0
 
 
+def test_check_measures_the_rule_on_rows_of_ones_own(planted_explainer):
+    anchor = planted_explainer.explain(row(0.9, "red"))[0]  # x0 > 0.7 and colour = red
+    held_out = planted_data(n=500, seed=11)
+    truth = ((held_out["x0"] > 0.7) & (held_out["colour"] == "red")).to_numpy()
+    predicted = PlantedModel().predict_proba(held_out).argmax(axis=1)
+    check = anchor.check(held_out, predicted)
+    assert check == (1.0, truth.mean(), truth.sum())  # the planted rule: always right
+    assert (check.precision, check.coverage, check.n_covered) == tuple(check)
+    # a model that disagrees on every other covered row
+    flipped = predicted.copy()
+    flipped[np.flatnonzero(truth)[::2]] = 0
+    assert anchor.check(held_out, flipped).precision == pytest.approx(
+        truth.sum() // 2 / truth.sum()
+    )
+    # exclude leaves rows out of both counts (e.g. the explained row itself)
+    first = int(np.flatnonzero(truth)[0])
+    assert anchor.check(held_out, predicted, exclude=[first]) == (
+        1.0,
+        (truth.sum() - 1) / (len(truth) - 1),
+        truth.sum() - 1,
+    )
+    # no covered row: precision NaN
+    nothing = anchor.check(held_out[~truth], predicted[~truth])
+    assert np.isnan(nothing.precision) and nothing.coverage == 0 and nothing.n_covered == 0
+    with pytest.raises(ValueError, match="predictions must hold one model output per row"):
+        anchor.check(held_out, predicted[:-1])
+    with pytest.raises(ValueError, match="exclude must hold positions of rows of X"):
+        anchor.check(held_out, predicted, exclude=[len(held_out)])
+
+
 def test_negative_side_gets_the_broadest_sufficient_rule(planted_explainer):
     anchor = planted_explainer.explain(row(0.2, "green"))[0]
     assert anchor.prediction == 0 and anchor.is_anchor
