@@ -666,8 +666,7 @@ class TabularInstance:
             # "age <= 23", "age <= 28" and "age <= 36"), so that a rule can span bins.
             b = int(x_bins[k])
             edges = parent.discretizer_.bin_edges_[k]
-            bounds = [(2, v) for v in range(b, b + 1) if v < len(edges)]
-            bounds += [(3, b)] if b > 0 else []
+            bounds = ([(2, b)] if b < len(edges) else []) + ([(3, b)] if b > 0 else [])
             if nested:
                 bounds += [(2, v) for v in range(b + 1, len(edges))]
                 bounds += [(3, v) for v in range(b - 1, 0, -1)]
