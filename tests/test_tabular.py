@@ -1354,6 +1354,13 @@ def test_rows_a_tree_model_cannot_tell_apart_are_predicted_once(kind):
         same = predicted[hashes == h]
         assert (same == same[0]).all()
     assert len(np.unique(hashes)) < len(np.unique(keys, axis=0))
+    # a value the reference data lacks is hashed by its interval too (0.0001 away from a
+    # 3-decimal value: the same interval between the model's thresholds)
+    unseen = split.sampler_.instance(rows.iloc[[0]].assign(a=rows["a"].iloc[0] + 1e-4))
+    assert unseen._own_values and unseen.x_codes[0] != instance.x_codes[0]
+    assert unseen.hash_rows(unseen.x_codes[None, :]) == instance.hash_rows(
+        instance.x_codes[None, :]
+    )
 
 
 def test_only_a_tree_model_reading_the_sampler_s_columns_is_hashed_by_splits():

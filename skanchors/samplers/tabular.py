@@ -634,13 +634,9 @@ class TabularInstance:
             x_codes[j] = code
         self.x_codes = x_codes
         self._hash_flat = parent._hash_flat
-        if parent._hash_maps is not None and self._own_values:
-            # the appended values get their intervals too
-            maps = [
-                _extended_split_codes(v, t, m, parent._split_dtype)
-                for v, t, m in zip(self._values, parent._split_thresholds, parent._hash_maps)
-            ]
-            self._hash_flat = _flatten(maps)
+        # the appended values get their intervals too, when hash_rows first needs them (the
+        # compiled stream windows hash the reference rows' own codes and never do)
+        self._hash_stale = parent._hash_maps is not None and self._own_values
         preds, gids, feats = [], [], []
         nested = parent.bounds == "all"
         x_bins = parent._row_bins(data, row) if parent._numeric.size else None
@@ -829,6 +825,13 @@ class TabularInstance:
         """:func:`~skanchors._cache.row_hash` of rows of value codes, or of the intervals
         between the model's split thresholds they fall in (see
         :meth:`TabularSampler.hash_by_splits`)."""
+        if self._hash_stale:
+            parent = self.parent
+            maps = [
+                _extended_split_codes(v, t, m, parent._split_dtype)
+                for v, t, m in zip(self._values, parent._split_thresholds, parent._hash_maps)
+            ]
+            self._hash_flat, self._hash_stale = _flatten(maps), False
         if self._hash_flat is None:
             return row_hash(keys)
         flat, offsets = self._hash_flat
