@@ -1427,6 +1427,9 @@ def test_bit_counts_of_packed_masks_match_a_plain_count():
     bits = np.packbits(padded, axis=1)
     expected = masks.sum(axis=1).tolist()
     assert tab._popcounts_swar(bits).tolist() == expected
+    assert tab._popcounts_1x(bits).tolist() == expected  # lookup table (narrow rows)
+    wide = np.packbits(np.tile(padded, (1, 3)), axis=1)  # 384 bytes a row: SWAR
+    assert tab._popcounts_1x(wide).tolist() == [3 * e for e in expected]
     assert tab._popcounts(bits).tolist() == expected
     assert tab._bitcount(bits[2]) == expected[2]
     # the sampler's own masks are padded to whole words, and counted alike
@@ -1436,3 +1439,28 @@ def test_bit_counts_of_packed_masks_match_a_plain_count():
     assert inst._bits.shape[1] % 8 == 0
     for k, p in enumerate(inst.predicates):
         assert inst.reference_coverage((k,)) == pytest.approx(p.evaluate(X).mean())
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_coverage_of_rules_is_the_share_of_reference_rows_they_cover(compiled, monkeypatch):
+    # compiled: the AND-and-count kernel (with numba); else numpy's arrays, the same counts
+    from skanchors.samplers import tabular as tab
+
+    if compiled and tab._block_kernel() is None:
+        pytest.skip("numba is not installed")
+    if not compiled:
+        monkeypatch.setattr(tab, "_BLOCK_KERNEL", False)
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(
+        {"a": rng.normal(size=1500), "b": rng.normal(size=1500), "c": rng.choice(list("uvw"), 1500)}
+    )
+    inst = tab.TabularSampler(bounds="all").fit(X).instance(X.iloc[[0]])
+    d = inst.n_predicates
+    rules = [(p,) for p in range(d)] + [(p, q) for p in range(d) for q in range(p + 1, d)]
+    rules += [tuple(range(d))]
+    got = inst.coverage(rules)
+    for rule, value in zip(rules, got):
+        mask = np.ones(len(X), dtype=bool)
+        for p in rule:
+            mask &= inst.predicates[p].evaluate(X)
+        assert value == mask.mean()

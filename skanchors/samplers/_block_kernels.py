@@ -140,3 +140,32 @@ def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pai
             hashes[out] = h
             out += 1
     return src, base, keys, hashes, native
+
+
+_K1 = np.uint64(0x5555555555555555)
+_K2 = np.uint64(0x3333333333333333)
+_K4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_K01 = np.uint64(0x0101010101010101)
+_S1, _S2, _S4, _S56 = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
+
+
+@numba.njit(nogil=True, cache=True)
+def coverage_counts(words, anchors):
+    """Reference rows satisfying every predicate of each anchor: ``words[p]`` is predicate
+    ``p``'s packed mask as 64-bit words, ``anchors[a]`` the predicates of anchor ``a``
+    (shorter anchors padded by repeating one). The AND of the masks, counted by the SWAR
+    popcount, without the intermediate arrays of ``TabularInstance.coverage``'s numpy twin."""
+    n_anchors, size = anchors.shape
+    out = np.zeros(n_anchors, np.int64)
+    for a in range(n_anchors):
+        total = np.uint64(0)
+        for w in range(words.shape[1]):
+            x = words[anchors[a, 0], w]
+            for k in range(1, size):
+                x &= words[anchors[a, k], w]
+            x = x - ((x >> _S1) & _K1)
+            x = (x & _K2) + ((x >> _S2) & _K2)
+            x = (x + (x >> _S4)) & _K4
+            total += (x * _K01) >> _S56
+        out[a] = np.int64(total)
+    return out

@@ -52,8 +52,19 @@ def _popcounts_numpy(bits):
     return np.bitwise_count(bits).sum(axis=-1, dtype=np.int64)
 
 
+_LUT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def _popcounts_1x(bits):
+    """numpy 1.x: a byte lookup table for narrow masks (one numpy call: Titanic's 623 rows),
+    the SWAR count for wide ones (its eight calls pay from a few hundred bytes a row)."""
+    if bits.shape[-1] <= 256:
+        return _LUT[bits].sum(axis=-1, dtype=np.int64)
+    return _popcounts_swar(bits)
+
+
 # Set bits per row of packed predicate masks (see TabularSampler._predicate_bits).
-_popcounts = _popcounts_numpy if hasattr(np, "bitwise_count") else _popcounts_swar
+_popcounts = _popcounts_numpy if hasattr(np, "bitwise_count") else _popcounts_1x
 
 
 def _bitcount(bits):
@@ -708,6 +719,7 @@ class TabularInstance:
         self._coverages = {}
         # Coverage by bit-sets: one packed row of reference rows per predicate.
         self._bits = np.stack([parent._predicate_bits(g) for g in self._gids]) if d else None
+        self._bits_words = None
         # The explained row is drawn (as a replacement value) only when no reference row
         # satisfies its predicates on a feature. Its streams are then its own: their samples
         # can hold values no other row has.
@@ -1130,11 +1142,17 @@ class TabularInstance:
             else:
                 out[i] = value
         for size, items in todo.items():
-            bits = self._bits[np.array([anchor for _, anchor in items], dtype=np.intp)]
-            bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
-            if self._weights is None:
+            index = np.array([anchor for _, anchor in items], dtype=np.intp)
+            if self._weights is None and _coverage_kernel() is not None:
+                counts = _coverage_kernel()(self._words(), index)
+                values = (counts / self._n_ref).tolist()
+            elif self._weights is None:
+                bits = self._bits[index]
+                bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
                 values = (_popcounts(bits) / self._n_ref).tolist()
             else:
+                bits = self._bits[index]
+                bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
                 covered = np.unpackbits(bits, axis=1, count=self._n_ref).astype(bool)
                 values = [float(self._weights[c].sum()) for c in covered]
             for (i, anchor), value in zip(items, values):
@@ -1143,6 +1161,12 @@ class TabularInstance:
                 if len(known) < 4096:
                     known[anchor] = value
         return out
+
+    def _words(self):
+        """The packed predicate masks as 64-bit words (rows are padded to whole words)."""
+        if self._bits_words is None:
+            self._bits_words = np.ascontiguousarray(self._bits).view(np.uint64)
+        return self._bits_words
 
     def reference_coverage(self, anchor):
         """Fraction of the (unweighted) reference rows that satisfy the anchor."""
@@ -1161,6 +1185,16 @@ def _block_kernel():
     if _BLOCK_KERNEL is None:
         _BLOCK_KERNEL = compiled(_load_block_kernel) or False
     return _BLOCK_KERNEL or None
+
+
+def _coverage_kernel():
+    """:func:`skanchors.samplers._block_kernels.coverage_counts`, compiled, or None: loaded
+    with, and switched off with, :func:`_block_kernel`."""
+    if _block_kernel() is None:
+        return None
+    from ._block_kernels import coverage_counts
+
+    return coverage_counts
 
 
 def _window_kernel():
@@ -1198,6 +1232,11 @@ def _load_block_kernel():
         and w_native.all()
     ):
         raise RuntimeError("compiled stream blocks failed their check")
+    from ._block_kernels import coverage_counts
+
+    words = np.array([[0b1011, 2**63 + 1], [0b0110, 2**63]], dtype=np.uint64)
+    if coverage_counts(words, np.array([[0, 1], [0, 0], [1, 1]])).tolist() != [2, 5, 3]:
+        raise RuntimeError("compiled coverage counts failed their check")
     return make_blocks
 
 
