@@ -14,6 +14,10 @@ import numpy as np
 # whether row r satisfies every predicate of pair p: _inside(holds, r, pair_preds, p)
 from .._arm_kernels import _inside
 
+# the SWAR popcount's masks and shifts, as tabular._popcounts_swar uses them (this module is
+# imported by tabular's kernel loaders, after tabular itself)
+from .tabular import _FOUR, _H01, _M1, _M2, _M4, _ONE, _TOP, _TWO
+
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
 _MUL2 = np.uint64(0x94D049BB133111EB)
@@ -142,13 +146,6 @@ def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pai
     return src, base, keys, hashes, native
 
 
-_K1 = np.uint64(0x5555555555555555)
-_K2 = np.uint64(0x3333333333333333)
-_K4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-_K01 = np.uint64(0x0101010101010101)
-_S1, _S2, _S4, _S56 = np.uint64(1), np.uint64(2), np.uint64(4), np.uint64(56)
-
-
 @numba.njit(nogil=True, cache=True)
 def coverage_counts(words, anchors):
     """Reference rows satisfying every predicate of each anchor: ``words[p]`` is predicate
@@ -163,9 +160,9 @@ def coverage_counts(words, anchors):
             x = words[anchors[a, 0], w]
             for k in range(1, size):
                 x &= words[anchors[a, k], w]
-            x = x - ((x >> _S1) & _K1)
-            x = (x & _K2) + ((x >> _S2) & _K2)
-            x = (x + (x >> _S4)) & _K4
-            total += (x * _K01) >> _S56
+            x = x - ((x >> _ONE) & _M1)
+            x = (x & _M2) + ((x >> _TWO) & _M2)
+            x = (x + (x >> _FOUR)) & _M4
+            total += (x * _H01) >> _TOP
         out[a] = np.int64(total)
     return out

@@ -1141,20 +1141,19 @@ class TabularInstance:
                 todo.setdefault(len(anchor), []).append((i, anchor))
             else:
                 out[i] = value
+        kernel = _coverage_kernel() if self._weights is None else None
         for size, items in todo.items():
             index = np.array([anchor for _, anchor in items], dtype=np.intp)
-            if self._weights is None and _coverage_kernel() is not None:
-                counts = _coverage_kernel()(self._words(), index)
-                values = (counts / self._n_ref).tolist()
-            elif self._weights is None:
-                bits = self._bits[index]
-                bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
-                values = (_popcounts(bits) / self._n_ref).tolist()
+            if kernel is not None:
+                values = (kernel(self._words(), index) / self._n_ref).tolist()
             else:
                 bits = self._bits[index]
                 bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
-                covered = np.unpackbits(bits, axis=1, count=self._n_ref).astype(bool)
-                values = [float(self._weights[c].sum()) for c in covered]
+                if self._weights is None:
+                    values = (_popcounts(bits) / self._n_ref).tolist()
+                else:
+                    covered = np.unpackbits(bits, axis=1, count=self._n_ref).astype(bool)
+                    values = [float(self._weights[c].sum()) for c in covered]
             for (i, anchor), value in zip(items, values):
                 out[i] = value
                 # The stratified arms ask for the same predicate groups at every search step.
