@@ -106,3 +106,30 @@ def forest_labels(X, roots, nodes, thresholds, values, bits, margin):
                 best = c
         labels[row] = best
     return labels
+
+
+@numba.njit(nogil=True, cache=True)
+def boosting_add(X, features, thresholds, leaves, columns, depth, raw):
+    """Adds each tree's leaf value for each row to ``raw[row, columns[tree]]``, tree after
+    tree, for complete binary trees of ``depth`` levels stored level by level (the children
+    of position ``i`` are ``2i + 1`` and ``2i + 2``; the leaves follow the splits).
+
+    The rows go down a tree one level at a time, each row's next position computed from a
+    comparison rather than a branch: no misprediction to wait for, and the rows of one level
+    are independent of each other."""
+    n = X.shape[0]
+    inner = features.shape[1]
+    at = np.empty(n, np.int64)
+    for t in range(features.shape[0]):
+        feature = features[t, 0]
+        threshold = thresholds[t, 0]
+        for row in range(n):
+            at[row] = 1 + (X[row, feature] > threshold)
+        for _ in range(depth - 1):
+            for row in range(n):
+                i = at[row]
+                at[row] = 2 * i + 1 + (X[row, features[t, i]] > thresholds[t, i])
+        c = columns[t]
+        for row in range(n):
+            raw[row, c] += leaves[t, at[row] - inner]
+    return raw

@@ -283,7 +283,7 @@ class _ForestProba(_CheckedProba):
         compiled = self._compiled()
         if compiled is None:
             return self._traverse(X, decide=False)
-        (sums, _), trees = compiled
+        (sums, _, _), trees = compiled
         roots = trees[0]
         proba = sums(X, *trees)
         proba /= len(roots)  # the sum over the trees divided by their number, as the forest
@@ -293,7 +293,7 @@ class _ForestProba(_CheckedProba):
         compiled = self._compiled()
         if compiled is None:
             return self._traverse(X, decide=True)
-        (_, labels), trees = compiled
+        (_, labels, _), trees = compiled
         return labels(X, *trees, _DECIDE_MARGIN)
 
     def _traverse(self, X, decide):
@@ -374,16 +374,57 @@ class _BoostingProba(_CheckedProba):
     from raw predictions to probabilities.
     """
 
+    _complete = None  # the stages as complete trees for the compiled traversal (or False)
+
     def __init__(self, estimator):
         super().__init__(estimator)
         self._init = None  # raw prediction of the initial estimator, one row
+
+    def prepare(self, X=None):
+        """Lay the stages out for the compiled traversal (:func:`skanchors._trees.complete`)
+        and compile it, if numba is installed; ``X`` is not needed."""
+        self._compiled()
+
+    def _compiled(self):
+        """``(boosting_add, complete trees)`` for the compiled traversal, or None.
+
+        scikit-learn's loop walks each row down each tree by branches that go either way
+        at random, and waits for each misprediction; the compiled one moves all rows down a
+        tree one level at a time without branching: 2.4-3.0 times as fast for 80-600 rows
+        of the benchmark's Titanic and Adult models (100 stages of depth 3), the same sums.
+        """
+        if self._complete is None:
+            self._complete = False
+            found = _trees.kernels()
+            if found is not None:
+                stages = self.estimator.estimators_
+                n_stages, n_columns = stages.shape
+                # stage by stage, as scikit-learn adds them
+                trees = [stages[i, k].tree_ for i in range(n_stages) for k in range(n_columns)]
+                columns = np.tile(np.arange(n_columns), n_stages)
+                try:
+                    packed = _trees.complete(trees, columns, self.estimator.learning_rate)
+                except Exception:  # noqa: BLE001 (trees not as expected: scikit-learn's loop)
+                    packed = None
+                self._complete = False if packed is None else (found[2], packed)
+        return self._complete or None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_complete", None)  # rebuilt where it is needed
+        return state
 
     def _compute(self, X):
         est = self.estimator
         if self._init is None:
             self._init = np.array(est._raw_predict_init(X[:1]), dtype=np.float64)
         raw = np.repeat(self._init, X.shape[0], axis=0)
-        _predict_stages()(est.estimators_, X, est.learning_rate, raw)
+        compiled = self._compiled()
+        if compiled is None:
+            _predict_stages()(est.estimators_, X, est.learning_rate, raw)
+        else:
+            add, packed = compiled
+            add(X, *packed, raw)
         return self._output(raw)
 
     def _output(self, raw):
@@ -634,7 +675,9 @@ class ProbabilityModel:
       again.
     - ``GradientBoostingClassifier`` (``init`` left at the class prior or ``"zero"``, its
       prediction methods not overridden) runs scikit-learn's own loop over its stages without
-      validating the input twice first, saving about 0.4 ms per call.
+      validating the input twice first, saving about 0.4 ms per call. With numba installed,
+      compiled code adds up the stages instead (:func:`skanchors._trees.complete`): 2.4-3.0
+      times as fast as that loop for 80-600 rows of 100 stages of depth 3.
     - ``HistGradientBoostingClassifier`` (its prediction methods not overridden) gets its
       categorical columns encoded here as its own ``ColumnTransformer`` would, and its trees
       added up by its own predictors: 2.4 ms instead of 8.0 for one raw Titanic row.
@@ -765,7 +808,7 @@ class RegressionModel:
 
     def prepare(self, X):
         """See :meth:`ProbabilityModel.prepare`."""
-        if isinstance(self._fn, (_PipelineProba, _ForestProba)):
+        if isinstance(self._fn, (_PipelineProba, _ForestProba, _BoostingProba)):
             self._fn.prepare(X)
 
     def predict(self, X):

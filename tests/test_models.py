@@ -436,6 +436,21 @@ def test_boosting_with_unexpected_internals_predicts_for_itself(monkeypatch):
 
     X, y = _data()
     boost = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
+
+    # trees the compiled traversal cannot lay out: scikit-learn's loop, still exact
+    def unexpected(*args, **kwargs):
+        raise AttributeError("'Tree' object has no attribute 'max_depth'")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_trees, "complete", unexpected)
+        fast = ProbabilityModel(boost)._fn
+        fast.prepare()
+        assert fast._complete is False
+        assert np.array_equal(fast(X[:10]), boost.predict_proba(X[:10]))
+        assert fast.verified is True and fast.engaged
+
+    # scikit-learn's loop (numba off) with another signature: the model itself, for good
+    monkeypatch.setattr(_trees, "_KERNELS", False)
     fast = ProbabilityModel(boost)._fn
 
     def changed_signature(*args):

@@ -5,7 +5,12 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 
 from skanchors import _trees
 from skanchors.models import ProbabilityModel, RegressionModel
@@ -97,7 +102,7 @@ def test_a_decided_row_does_not_reach_the_trees_after_its_decision():
     values[late_leaves] = [1e6, 0.0, 0.0]
     values[late_leaves[::2]] = [0.0, 1e6, 0.0]
     parts = (roots, nodes, thresholds, values, bits)
-    sums_, labels = kernels
+    sums_, labels, _ = kernels
     assert not np.array_equal(sums_(X_new, *parts).argmax(axis=1), np.arange(90) % 3)
     assert np.array_equal(labels(X_new, *parts, 1e-6), np.arange(90) % 3)
 
@@ -125,3 +130,66 @@ def test_numba_can_be_switched_off(monkeypatch):
     monkeypatch.setattr(_trees, "_KERNELS", None)
     monkeypatch.setenv("SKANCHORS_NUMBA", "1")
     assert _trees.kernels() is not None
+
+
+def _leaf_depths(tree):
+    depths, stack = [], [(0, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if tree.children_left[node] < 0:
+            depths.append(depth)
+        else:
+            stack += [(tree.children_left[node], depth + 1), (tree.children_right[node], depth + 1)]
+    return depths
+
+
+def test_boosting_stages_as_complete_trees_give_scikit_learns_sums_to_the_last_bit():
+    # Few rows and min_samples_split stop branches early: leaves above the last level fill
+    # the positions below them. Three classes: three trees a stage, one column each.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)
+    boost = GradientBoostingClassifier(
+        n_estimators=30, max_depth=4, min_samples_split=12, learning_rate=0.3, random_state=0
+    ).fit(X, y)
+    trees = [t.tree_ for t in boost.estimators_.ravel()]
+    assert any(len(set(_leaf_depths(t))) > 1 for t in trees)  # unbalanced trees exist
+    model = ProbabilityModel(boost)
+    model.prepare(X)
+    features, thresholds, leaves, columns, depth = model._fn._complete[1]
+    assert depth == 4 and features.shape == (90, 15) and leaves.shape == (90, 16)
+    assert columns.tolist() == [0, 1, 2] * 30
+    X_new = rng.normal(size=(500, 4)) * 2
+    for batch in (X_new, X_new[:1], X_new[7:80]):
+        assert np.array_equal(model.predict_proba(batch), boost.predict_proba(batch))
+        assert np.array_equal(model.predict_index(batch), boost.predict(batch))
+    assert model._fn.verified is True and model._fn.engaged
+    # rows exactly at a split's threshold go left, as in scikit-learn
+    at = np.repeat(X_new[:40], 1, axis=0).astype(np.float32)
+    root = boost.estimators_[0, 0].tree_
+    at[:, root.feature[0]] = _trees._float32_below(root.threshold[:1])[0]
+    assert np.array_equal(model.predict_proba(at), boost.predict_proba(at))
+
+
+def test_boosting_regression_and_deep_stages():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 5))
+    target = X[:, 0] * X[:, 1] + X[:, 2]
+    boost = GradientBoostingRegressor(n_estimators=25, random_state=0).fit(X, target)
+    model = RegressionModel(boost)
+    model.prepare(X)
+    assert model._fn._complete
+    assert np.array_equal(model.predict(X[:100]), boost.predict(X[:100]))
+    # deeper than MAX_COMPLETE_DEPTH: scikit-learn's own loop, the same numbers
+    deep = GradientBoostingRegressor(
+        n_estimators=5, max_depth=_trees.MAX_COMPLETE_DEPTH + 2, random_state=0
+    ).fit(X, target)
+    assert max(t.tree_.max_depth for t in deep.estimators_.ravel()) > _trees.MAX_COMPLETE_DEPTH
+    model = RegressionModel(deep)
+    model.prepare(X)
+    assert model._fn._complete is False
+    assert np.array_equal(model.predict(X[:100]), deep.predict(X[:100]))
+    assert model._fn.verified is True
+    copy = pickle.loads(pickle.dumps(RegressionModel(boost)))
+    assert copy._fn._complete is None
+    assert np.array_equal(copy.predict(X[:50]), boost.predict(X[:50])) and copy._fn._complete
