@@ -1,4 +1,5 @@
-"""A scikit-learn forest's trees in compact arrays, traversed by compiled code (optional).
+"""A scikit-learn forest's (or gradient boosting's) trees in compact arrays, traversed by
+compiled code (optional).
 
 With the ``fast`` extra (numba) installed, :class:`skanchors.models.ProbabilityModel` and
 :class:`~skanchors.models.RegressionModel` sum a random forest's (or extra trees') tree

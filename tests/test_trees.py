@@ -165,7 +165,7 @@ def test_boosting_stages_as_complete_trees_give_scikit_learns_sums_to_the_last_b
         assert np.array_equal(model.predict_index(batch), boost.predict(batch))
     assert model._fn.verified is True and model._fn.engaged
     # rows exactly at a split's threshold go left, as in scikit-learn
-    at = np.repeat(X_new[:40], 1, axis=0).astype(np.float32)
+    at = X_new[:40].astype(np.float32)
     root = boost.estimators_[0, 0].tree_
     at[:, root.feature[0]] = _trees._float32_below(root.threshold[:1])[0]
     assert np.array_equal(model.predict_proba(at), boost.predict_proba(at))
