@@ -9,12 +9,17 @@ with less memory traffic.
 - scikit-learn stores a node in 64 bytes (children, feature, threshold, impurity, sample
   counts) and its values apart. Here a node is 8 bytes: the threshold, and the feature and the
   distance to the right child packed in one int32; the nodes are laid out depth first, so the
-  left child is the next node. Leaves hold the index of their row of values. The benchmark's
+  left child is the next node. A leaf holds the value the traversal adds in place of the
+  threshold when a float32 holds it exactly (a classifier of two classes: the second class's
+  fraction, the first's being one minus it; a regressor: the value), and the index of its row of
+  values otherwise, so most leaves cost no second load. The benchmark's
   Adult forest (100 trees, 669,000 nodes, depth 42) takes 5.4 MB of nodes and 5.4 MB of leaf
-  values instead of 43 MB and 11 MB, and fits in the processor's cache.
+  values instead of 43 MB and 11 MB, and every one of its leaves holds its value (its trees
+  are grown to pure leaves), so its traversal reads the nodes alone.
 - A traversal is a chain of dependent loads: each node's address comes from the one before.
-  Eight rows are walked down a tree in lockstep (:data:`~skanchors._tree_kernels.LANES`), so
-  their loads overlap instead of waiting one after another. From 64 rows on, after the first
+  Six rows are walked down a tree in lockstep (:data:`~skanchors._tree_kernels.LANES`), so
+  their loads overlap instead of waiting one after another, each step to the left or right
+  child computed rather than branched to. From 64 rows on, after the first
   tree the rows are taken in the order of the leaf they reached there: alike rows one after
   the other find the same nodes in cache. Each row still sums its trees in the forest's order.
 - Deciding only the class (``forest_labels``), a row leaves at the first tree past half where
@@ -22,7 +27,9 @@ with less memory traffic.
   class fractions in [0, 1], so moves any difference between two classes by at most 1).
 
 Explaining 20 Adult rows with the forest took 0.68 times the CPU time of scikit-learn's
-traversal (``bench/revisions.py``, same anchors); the median explanation took 0.56, 0.66 and
+traversal (``bench/revisions.py``, same anchors), and leaf values in the nodes, computed steps
+and six lanes took that to 0.84 times as long again (Titanic's forest 0.95;
+``bench/results_revisions_leaves.md``); the median explanation took 0.56, 0.66 and
 0.59 times as long on the benchmark's three row sets (head to head, in the same repetitions,
 ``bench/results_tabular*.md``).
 
@@ -73,13 +80,19 @@ def _load():
     from ._tree_kernels import boosting_add, forest_labels, forest_sums
 
     # compile now (or load numba's cached machine code), where a failure only means
-    # scikit-learn's traversal: one tree that is a single leaf
+    # scikit-learn's traversal: two trees that are single leaves, the first holding its value
+    # (0.75) in the node, the second pointing to its row of values (NaN in the node)
     X = np.zeros((1, 1), dtype=np.float32)
-    roots = np.zeros(1, dtype=np.int64)
-    nodes = np.array([[0, 1]], dtype=np.int32)
-    values = np.array([[0.25, 0.75]])
-    parts = (roots, nodes, nodes.view(np.float32), values, 1)
-    if forest_sums(X, *parts)[0, 1] != 0.75 or forest_labels(X, *parts, 1e-6)[0] != 1:
+    roots = np.arange(2, dtype=np.int64)
+    nodes = np.array([[0, 1], [0, 1]], dtype=np.int32)
+    thresholds = nodes.view(np.float32)
+    thresholds[:, 0] = [0.75, np.nan]
+    values = np.array([[0.125, 0.875]])
+    parts = (roots, nodes, thresholds, values, 1)
+    if (
+        forest_sums(X, *parts)[0].tolist() != [0.375, 1.625]
+        or forest_labels(X, *parts, 1e-6)[0] != 1
+    ):
         raise RuntimeError("compiled forest traversal failed its check")
     # one stump, threshold 0.5: the row (0) goes left, to the leaf value 0.25
     raw = boosting_add(
@@ -110,12 +123,15 @@ def compact(trees, n_columns, n_features):
     nodes), so that a node's left child is the next node. ``nodes`` is int32 of shape
     (n_nodes, 2) and ``thresholds`` its float32 view. A split node holds its threshold in
     column 0, and in column 1 its feature in the low ``bits`` bits and the distance to its right
-    child above them; a leaf holds the index of its row of ``values`` in column 0 and only ones
-    in the low bits of column 1. ``values`` are the leaves' first ``n_columns`` value columns,
-    float64 as in the trees.
+    child above them; a leaf holds only ones in the low bits of column 1 and the index of its
+    row of ``values`` above them, and in column 0 its value as a float32 where that is exact
+    (see ``_inline``), NaN otherwise. ``values`` are the leaves' first ``n_columns`` value
+    columns, float64 as in the trees.
     """
     bits = max(int(n_features).bit_length(), 1)  # all ones is then no feature
     mask = (1 << bits) - 1
+    if sum(int((tree.children_left < 0).sum()) for tree in trees) >= 1 << (31 - bits):
+        return None
     orders = [_depth_first(tree) for tree in trees]
     counts = np.array([len(order) for order in orders], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
@@ -132,12 +148,32 @@ def compact(trees, n_columns, n_features):
         if (right[~leaf] >= 1 << (31 - bits)).any():
             return None
         rows = slice(start, start + count)
-        thresholds[rows, 0] = _float32_below(tree.threshold[order])
         n_leaves = int(leaf.sum())
-        nodes[rows, 0][leaf] = np.arange(first_leaf, first_leaf + n_leaves)
-        nodes[rows, 1] = np.where(leaf, mask, (right << bits) | tree.feature[order])
-        values[first_leaf : first_leaf + n_leaves] = tree.value[order[leaf], 0, :n_columns]
+        leaf_values = tree.value[order[leaf], 0, :n_columns]
+        values[first_leaf : first_leaf + n_leaves] = leaf_values
+        index = np.zeros(count, dtype=np.int64)
+        index[leaf] = np.arange(first_leaf, first_leaf + n_leaves)
+        split_word = (right << bits) | tree.feature[order]
+        nodes[rows, 1] = np.where(leaf, (index << bits) | mask, split_word)
+        split_thresholds = _float32_below(tree.threshold[order])
+        split_thresholds[leaf] = _inline(leaf_values)
+        thresholds[rows, 0] = split_thresholds
     return starts[:-1], nodes, thresholds, values, bits
+
+
+def _inline(leaf_values):
+    """What a leaf node holds in its float32: the value the traversal adds where that is
+    exact (one column: the value; two: the second column's, the first being one minus it),
+    NaN where the traversal must read the leaf's row of values."""
+    n_columns = leaf_values.shape[1]
+    if n_columns > 2:
+        return np.full(len(leaf_values), np.nan, dtype=np.float32)
+    value = leaf_values[:, -1]
+    single = value.astype(np.float32)
+    exact = single == value
+    if n_columns == 2:
+        exact &= leaf_values[:, 0] == 1.0 - value
+    return np.where(exact, single, np.float32(np.nan))
 
 
 def _depth_first(tree):

@@ -83,6 +83,32 @@ def test_trees_that_do_not_fit_eight_bytes_a_node_keep_to_scikit_learn():
     assert model._fn.verified is True
 
 
+def test_leaf_values_held_in_the_node_or_read_from_the_values_give_the_same_sums():
+    # Repeated rows with different labels leave impure leaves: a fraction like 1/3 or 0.1 is
+    # no float32, so its leaf points to its row of values (NaN in the node); 0.5 or 1 is held
+    # in the node itself. Both kinds in one forest, and both must add up to the last bit.
+    rng = np.random.default_rng(3)
+    X = np.repeat(rng.integers(0, 4, size=(60, 3)).astype(float), 10, axis=0)
+    y = rng.integers(0, 2, size=len(X))
+    for forest in (
+        RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y),
+        RandomForestRegressor(n_estimators=30, random_state=0).fit(X, y * 3.0),
+    ):
+        columns = len(getattr(forest, "classes_", [0]))
+        roots, nodes, thresholds, values, bits = _trees.compact(
+            [t.tree_ for t in forest.estimators_], columns, 3
+        )
+        held = thresholds[(nodes[:, 1] & ((1 << bits) - 1)) == (1 << bits) - 1, 0]
+        assert np.isnan(held).any() and np.isfinite(held).any()
+        X_new = np.vstack([X[::7], rng.uniform(-1, 5, size=(200, 3))])
+        expected = forest.predict_proba(X_new) if columns == 2 else forest.predict(X_new)[:, None]
+        assert np.array_equal(_sums(forest, X_new) / 30, expected)
+        if columns == 2:
+            parts = (roots, nodes, thresholds, values, bits)
+            labels = kernels[1](X_new.astype(np.float32), *parts, 1e-6)
+            assert np.array_equal(labels, forest.predict(X_new))
+
+
 def test_a_decided_row_does_not_reach_the_trees_after_its_decision():
     # 40 trees that all vote for each row's true class: after 21 of them a row leads by 21,
     # which the 19 left cannot close, so the traversal stops there. The leaves of trees 21-39
@@ -98,7 +124,7 @@ def test_a_decided_row_does_not_reach_the_trees_after_its_decision():
     )
     mask = (1 << bits) - 1
     late = np.arange(roots[21], len(nodes))
-    late_leaves = nodes[late[(nodes[late, 1] & mask) == mask], 0]
+    late_leaves = nodes[late[(nodes[late, 1] & mask) == mask], 1] >> bits
     values[late_leaves] = [1e6, 0.0, 0.0]
     values[late_leaves[::2]] = [0.0, 1e6, 0.0]
     parts = (roots, nodes, thresholds, values, bits)
