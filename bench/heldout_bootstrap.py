@@ -183,7 +183,11 @@ def analyse(path):
                 "peer_misses": {int(j): int(v) for j, v in enumerate(peer_misses) if v},
             }
         )
-    return reference, report.get("settings", {}).get("rows_seed", 0), lines
+    settings = report["settings"]
+    source = f"{settings['date'][:16].replace('T', ' ')} UTC, skanchors " + settings[
+        "versions"
+    ].get("skanchors commit", "?")
+    return reference, settings.get("rows_seed", 0), source, lines
 
 
 def _ci(ci):
@@ -208,15 +212,23 @@ def main(argv=None):
     files = args.files or [str(HERE / f) for f in FILES]
     out = []
     for f in files:
-        reference, rows_seed, lines = analyse(f)
+        reference, rows_seed, source, lines = analyse(f)
         out.append(
-            {"file": Path(f).name, "reference": reference, "rows_seed": rows_seed, "cells": lines}
+            {
+                "file": Path(f).name,
+                "run": source,
+                "reference": reference,
+                "rows_seed": rows_seed,
+                "cells": lines,
+            }
         )
     md = [
         "# Held-out precision difference: how much is the held-out set's sampling noise",
         "",
         f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. Command: "
         f"`python bench/heldout_bootstrap.py`",
+        "",
+        "Runs read: " + "; ".join(f"`{run['file']}` ({run['run']})" for run in out) + ".",
         "",
         "skanchors (beam 1) against the fastest peer by median, as `tabular.py`'s target table "
         "picks it: pooled held-out precision of each package's valid anchors, ours minus the "
