@@ -321,6 +321,26 @@ def test_gradient_boosting_is_predicted_without_validation_to_the_last_bit(name,
     assert model._fn.verified is True and model._fn.engaged
     assert not model.favours_large_batches
     assert list(model.classes_) == list(boost.classes_)
+    # the class of each row, as the argmax of predict_proba gives it
+    for batch in (X_new, X_new[:1]):
+        assert np.array_equal(model.predict_index(batch), boost.predict_proba(batch).argmax(1))
+    # two classes with the log loss compare the two probabilities without building them
+    assert model._fn._binary is (n_classes == 2 and name != "exponential-loss")
+
+
+def test_gradient_boosting_labels_break_ties_as_the_argmax_does(monkeypatch):
+    # A raw score too small to move expit off 0.5 gives two equal probabilities: the argmax
+    # takes the first class, where the sign of the raw score would say the second.
+    X, y = _data()
+    boost = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
+    fast = _BoostingProba(boost)
+    fast(X[:10])  # verified
+    raw = np.array([[1e-20], [-1e-20], [0.3], [-0.3], [0.0]])
+    monkeypatch.setattr(fast, "_raw", lambda batch: raw.copy())
+    expected = boost._loss.predict_proba(raw.ravel()).argmax(axis=1)
+    assert expected.tolist() == [0, 0, 1, 0, 0]
+    assert fast.labels(X[:5]).tolist() == expected.tolist()
+    assert fast._binary is True
 
 
 def test_gradient_boosting_input_it_treats_specially_goes_to_it():
