@@ -78,16 +78,16 @@ def hits_and_covers(per_row, rule_masks, test_pred):
         m = mask & others
         coverage = m.sum() / others.sum()
         precision = (test_pred[m] == label).mean() if m.any() else math.nan
-        recorded_p, recorded_c = r["heldout_precision"], r["heldout_coverage"]
-        same_p = (recorded_p is None or not np.isfinite(recorded_p)) and not np.isfinite(precision)
-        same_p = same_p or abs(precision - recorded_p) < 1e-12
-        if not (same_p and abs(coverage - recorded_c) < 1e-12):
+        recorded_p = r["heldout_precision"]
+        recorded_p = math.nan if recorded_p is None else recorded_p
+        recorded_c = r["heldout_coverage"]
+        same = np.isclose(precision, recorded_p, rtol=0, atol=1e-12, equal_nan=True)
+        if not (same and abs(coverage - recorded_c) < 1e-12):
             raise AssertionError(
                 f"row {i}: rebuilt held-out precision/coverage {precision}/{coverage} "
                 f"!= recorded {recorded_p}/{recorded_c} for {r['anchor']}"
             )
-        p = recorded_p
-        if r["valid"] and p is not None and np.isfinite(p) and recorded_c > 0:
+        if r["valid"] and m.any():  # a valid anchor that covers some held-out row
             cover[k] = m
             hit[k] = m & (test_pred == label)
     return cover, hit
