@@ -5,9 +5,12 @@ so the explainer needs the bin *edges* and a readable name for each bin in the o
 These transformers provide both, and they accept missing values (NaN stays NaN: the explainer
 treats "is missing" as a value of its own).
 
-:class:`~sklearn.preprocessing.KBinsDiscretizer` cannot be used directly: it rejects NaN, and
-its strategies give equal-width, equal-frequency or k-means bins only, not custom percentiles
-such as (10, 50, 90) nor given edges.
+:class:`~sklearn.preprocessing.KBinsDiscretizer` (with ``encode="ordinal"``) can be given to
+the explainers too, on data without NaN (it rejects them); its strategies give equal-width,
+equal-frequency or k-means bins, not custom percentiles such as (10, 50, 90) nor given edges.
+The explainers read its inner edges, and move an edge that a value equals (its bins are
+``e0 <= x < e1``) to the shortest number that splits the data alike, so that a rule's
+``x <= edge`` holds exactly the values of its bins.
 """
 
 from __future__ import annotations

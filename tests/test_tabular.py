@@ -1132,6 +1132,88 @@ def test_quantile_discretizer_is_used_for_numeric_columns(data):
     assert list(explainer.sampler_.categorical_) == [False, False, True, False]
 
 
+def _step_model(column, cut, strict=False):
+    """Class 1 iff ``X[:, column] > cut`` (``>= cut`` with ``strict``), as probabilities."""
+
+    def model(X):
+        x = np.asarray(X, dtype=float)[:, column]
+        p = (x >= cut if strict else x > cut).astype(float)
+        return np.column_stack([1 - p, p])
+
+    return model
+
+
+def test_kbins_discretizer_edges_are_the_rules_edges():
+    # scikit-learn's bin_edges_ hold the minimum and the maximum too: read as inner edges,
+    # every rule was one bin off (it printed "a > 0.299" for samples drawn at a > 0.561)
+    from sklearn.preprocessing import KBinsDiscretizer
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(size=300), "b": rng.normal(size=300)})
+    kb = KBinsDiscretizer(n_bins=4, encode="ordinal", strategy="uniform")
+    explainer = AnchorExplainer(_step_model(0, 0.5), discretizer=kb, random_state=0).fit(X)
+    inner = clone(kb).fit(X).bin_edges_[0][1:-1]
+    np.testing.assert_array_equal(explainer.sampler_.bin_edges_[0], inner)
+    anchor = explainer.explain(X.iloc[[0]])[0]  # a = 0.637: the bin above the middle edge
+    assert [(p.feature, p.op, p.value) for p in anchor.predicates] == [("a", ">", inner[1])]
+    assert anchor.coverage == pytest.approx(anchor.covers(X).mean())
+    samples = explainer.sample(anchor, 500)
+    assert (samples["a"] > inner[1]).all()
+
+
+def test_kbins_discretizer_bins_closed_on_the_left_are_moved_onto_the_data():
+    # KBinsDiscretizer's bins are [e0, e1): on integers, a quantile edge of 3 puts 3 above
+    # it, and the rule that says so is "k > 2.0" (the shortest number splitting the data
+    # alike); an edge with no value below it splits nothing
+    from sklearn.preprocessing import KBinsDiscretizer
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"k": rng.integers(0, 6, size=300).astype(float)})
+    kb = KBinsDiscretizer(n_bins=4, encode="ordinal", strategy="quantile")
+    assert clone(kb).fit(X).bin_edges_[0].tolist() == [0.0, 1.0, 3.0, 4.0, 5.0]
+    explainer = AnchorExplainer(_step_model(0, 3, strict=True), discretizer=kb, random_state=0)
+    explainer.fit(X)
+    assert explainer.sampler_.bin_edges_[0].tolist() == [0.0, 2.0, 3.0]
+    # every reference value in the bin KBinsDiscretizer gives it
+    bins = clone(kb).fit(X).transform(X)[:, 0]
+    ours = np.searchsorted(explainer.sampler_.bin_edges_[0], X["k"], side="left")
+    np.testing.assert_array_equal(ours, bins)
+    row = X.index[X["k"] == 3][0]
+    anchor = explainer.explain(X.loc[[row]])[0]
+    assert [str(p) for p in anchor.predicates] == ["k > 2.0"]
+    assert anchor.precision == 1.0 and anchor.coverage == pytest.approx(anchor.covers(X).mean())
+
+
+def test_a_discretizer_whose_bins_do_not_match_its_edges_is_refused():
+    from sklearn.preprocessing import KBinsDiscretizer
+
+    X = pd.DataFrame({"a": np.linspace(0, 1, 50)})
+    with pytest.raises(ValueError, match=r"one bin index per numeric feature.*encode='ordinal'"):
+        AnchorExplainer(_step_model(0, 0.5), discretizer=KBinsDiscretizer(n_bins=3)).fit(X)
+
+    class Reversed(KBinsDiscretizer):  # bins counted from the top: not its edges' bins
+        def transform(self, X):
+            return self.n_bins_ - 1 - super().transform(X)
+
+    with pytest.raises(ValueError, match=r"does not bin feature 'a' at its bin_edges_"):
+        AnchorExplainer(_step_model(0, 0.5), discretizer=Reversed(n_bins=3, encode="ordinal")).fit(
+            X
+        )
+
+    class NoEdges:
+        def fit(self, X, y=None):
+            return self
+
+        def transform(self, X):
+            return np.zeros(np.shape(X))
+
+        def get_params(self, deep=True):
+            return {}
+
+    with pytest.raises(ValueError, match="NoEdges must have bin_edges_ after fit"):
+        AnchorExplainer(_step_model(0, 0.5), discretizer=NoEdges()).fit(X)
+
+
 def test_stratified_reuse_of_parent_samples_is_unbiased(adult_model):
     """A child's precision from its parent's samples plus its own matches fresh samples.
 

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
 from .._explanation import Predicate
 from .._numba import compiled
-from ..discretizers import _BaseDiscretizer, make_discretizer
+from ..discretizers import _BaseDiscretizer, _shortest_between, make_discretizer
 
 __all__ = ["TabularSampler"]
 
@@ -78,8 +78,10 @@ class TabularSampler(BaseEstimator):
     ----------
     discretizer : {"quartile", "decile"} or transformer, default="quartile"
         Bins numeric features into the one-sided predicates ``x <= edge`` and ``x > edge``.
-        A transformer must have ``fit``, ``transform`` and ``bin_edges_`` (see
-        :mod:`skanchors.discretizers`).
+        A transformer must have ``fit``, ``transform`` (each value's bin index) and
+        ``bin_edges_`` (see :mod:`skanchors.discretizers`);
+        :class:`~sklearn.preprocessing.KBinsDiscretizer` with ``encode="ordinal"`` is one. The
+        predicates read ``bin_edges_`` (the attribute of that name here).
     categorical_features : "auto", list of str/int, or boolean mask, default="auto"
         Features whose predicates are equalities. ``"auto"``: non-numeric columns (object,
         string, category, bool); in an object array, the columns whose values are not all
@@ -109,6 +111,12 @@ class TabularSampler(BaseEstimator):
     n_features_in_ : int
     categorical_ : ndarray of bool
     discretizer_ : fitted discretizer of the numeric features
+    bin_edges_ : list of ndarray
+        The inner bin edges of each numeric feature, as the predicates read them: bin ``b``
+        holds the values ``x`` with ``edges[b - 1] < x <= edges[b]``. The discretizer's own,
+        except for a transformer whose bins are ``edges[b - 1] <= x < edges[b]`` (such as
+        :class:`~sklearn.preprocessing.KBinsDiscretizer`): its edges are moved to the
+        shortest number that splits the reference data as its bins do.
 
     Examples
     --------
@@ -219,12 +227,14 @@ class TabularSampler(BaseEstimator):
                 # discretizer names a column called 0 "column 0", as the rules print it
                 names = [c if isinstance(c, str) else f"column {c}" for c in num.columns]
                 num.columns = names if len(set(names)) == len(names) else list(map(repr, names))
-            bins = self.discretizer_.fit(num).transform(num)
-            if not hasattr(self.discretizer_, "bin_edges_"):
-                raise ValueError("discretizer must expose bin_edges_ after fit.")
-            self._bins = np.where(np.isnan(bins), -1, bins).astype(np.int32)
+            self.bin_edges_ = _fitted_edges(self.discretizer_, num)
+            bins = np.column_stack(
+                [np.searchsorted(e, c, side="left") for e, c in zip(self.bin_edges_, num.T.values)]
+            ).reshape(n, len(numeric))
+            self._bins = np.where(np.isnan(num.to_numpy()), -1, bins).astype(np.int32)
         else:
             self.discretizer_ = None
+            self.bin_edges_ = []
             self._bins = np.empty((n, 0), dtype=np.int32)
         if sample_weight is None:
             self._weights = None
@@ -413,26 +423,19 @@ class TabularSampler(BaseEstimator):
 
         ``row`` lists the frame's values.
         """
-        if isinstance(self.discretizer_, _BaseDiscretizer):
-            # The package's own discretizers: searchsorted on their edges, without the
-            # transformer's input validation (a millisecond per explained row).
-            values = [row[j] for j in self._numeric.tolist()]
-            values = np.array([np.nan if pd.isna(v) else float(v) for v in values])
-            out = np.array(
-                [
-                    np.searchsorted(edges, v, side="left")
-                    for edges, v in zip(self.discretizer_.bin_edges_, values.tolist())
-                ],
-                dtype=float,
-            )
-            out[np.isnan(values)] = np.nan
-            return out
-        if isinstance(frame, np.ndarray):
-            frame = pd.DataFrame(frame)
-        num = frame.iloc[:, self._numeric].astype(float)
-        if not self._frame_input:
-            num.columns = [f"x{j}" for j in self._numeric]
-        return self.discretizer_.transform(num)[0]
+        # searchsorted on the edges, without a transformer's input validation (a millisecond
+        # per explained row)
+        values = [row[j] for j in self._numeric.tolist()]
+        values = np.array([np.nan if pd.isna(v) else float(v) for v in values])
+        out = np.array(
+            [
+                np.searchsorted(edges, v, side="left")
+                for edges, v in zip(self.bin_edges_, values.tolist())
+            ],
+            dtype=float,
+        )
+        out[np.isnan(values)] = np.nan
+        return out
 
     def _as_frame(self, X, reset):
         if isinstance(X, pd.Series):
@@ -672,7 +675,7 @@ class TabularInstance:
             # (the authors' predicate set: a row of age 21 in bins split at 23, 28 and 36 has
             # "age <= 23", "age <= 28" and "age <= 36"), so that a rule can span bins.
             b = int(x_bins[k])
-            edges = parent.discretizer_.bin_edges_[k]
+            edges = parent.bin_edges_[k]
             bounds = ([(2, b)] if b < len(edges) else []) + ([(3, b)] if b > 0 else [])
             if nested:
                 bounds += [(2, v) for v in range(b + 1, len(edges))]
@@ -1334,3 +1337,70 @@ def _pick(pool, z, instance):
 
 def _scalar(value):
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _fitted_edges(discretizer, num):
+    """The inner bin edges of a discretizer fitted to ``num`` (DataFrame of numeric
+    features), as the predicates read them: bin ``b`` is ``edges[b - 1] < x <= edges[b]``.
+
+    The package's discretizers give these edges. Another transformer must have
+    ``bin_edges_``, one array per feature, and ``transform`` must give each value's bin index
+    (an ordinal encoding). Edges that include the outer ones (as
+    :class:`~sklearn.preprocessing.KBinsDiscretizer`'s do: ``n_bins_ + 1`` per feature) lose
+    them. Bins ``edges[b - 1] <= x < edges[b]`` (KBinsDiscretizer's) become the bins of the
+    same reference values under ``<=``: each edge moves down to the shortest number between
+    the largest value below it and itself (an edge with no value below it is dropped).
+    Anything else is refused: the rules would not say which bins the search sampled.
+    """
+    fitted = discretizer.fit(num)
+    if isinstance(fitted, _BaseDiscretizer):
+        return [np.asarray(e, dtype=float) for e in fitted.bin_edges_]
+    name = type(discretizer).__name__
+    edges = getattr(fitted, "bin_edges_", None)
+    if edges is None or len(edges) != num.shape[1]:
+        raise ValueError(
+            f"discretizer {name} must have bin_edges_ after fit, one array of edges per "
+            f"numeric feature ({num.shape[1]}); see skanchors.discretizers."
+        )
+    bins = fitted.transform(num)
+    if hasattr(bins, "toarray"):
+        bins = bins.toarray()
+    bins = np.asarray(bins, dtype=float)
+    if bins.shape != num.shape:
+        raise ValueError(
+            f"discretizer {name}.transform must give one bin index per numeric feature, shape "
+            f"{num.shape}; it gave {bins.shape}. (KBinsDiscretizer needs encode='ordinal'.)"
+        )
+    n_bins = getattr(fitted, "n_bins_", None)
+    out = []
+    for j, column in enumerate(num.columns):
+        e = np.asarray(edges[j], dtype=float).ravel()
+        if n_bins is not None and len(e) == int(n_bins[j]) + 1:
+            e = e[1:-1]  # the minimum and the maximum split nothing
+        if np.any(np.isnan(e)) or np.any(np.diff(e) <= 0):
+            raise ValueError(
+                f"discretizer {name}'s bin_edges_ for feature {column!r} must be increasing "
+                f"numbers, got {edges[j]!r}."
+            )
+        x = num.iloc[:, j].to_numpy(dtype=float)
+        seen = ~np.isnan(x)
+        x, got = x[seen], bins[seen, j]
+        if np.array_equal(got, np.searchsorted(e, x, side="left")):
+            out.append(e)
+            continue
+        if not np.array_equal(got, np.searchsorted(e, x, side="right")):
+            raise ValueError(
+                f"discretizer {name}.transform does not bin feature {column!r} at its "
+                "bin_edges_: a value's bin must be the number of edges below it (or below "
+                "or at it)."
+            )
+        values = np.unique(x)
+        below = np.searchsorted(values, e, side="left")  # values[:below] < edge
+        # (an edge at or below the smallest value has an empty bin below it: it splits nothing)
+        moved = [
+            _shortest_between(values[i - 1], edge)
+            for edge, i in zip(e.tolist(), below.tolist())
+            if i > 0
+        ]
+        out.append(np.unique(np.asarray(moved, dtype=float)))
+    return out
