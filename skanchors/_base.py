@@ -126,6 +126,13 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
 
 
+def n_workers(n_jobs, n_tasks):
+    """The ``n_jobs`` to give :class:`joblib.Parallel` for ``n_tasks`` tasks: joblib's count
+    for ``n_jobs`` (``-1``: every core; a backend's own under ``parallel_config``), at most
+    one worker per task: ``n_jobs=64`` for 4 rows starts 4 processes, not 64."""
+    return max(1, min(joblib.effective_n_jobs(n_jobs), n_tasks))
+
+
 def outside_stacklevel():
     """The ``stacklevel`` for a warning its caller raises: the first frame outside skanchors
     and scikit-learn (whose wrappers, Pipelines and searches may stand between), i.e. the

@@ -20,6 +20,7 @@ from ._base import (
     N_JOBS,
     BaseExplainer,
     _check_not_a_string,
+    n_workers,
     outside_stacklevel,
     row_seed,
     take_rows,
@@ -520,7 +521,7 @@ class AnchorExplainer(BaseExplainer):
             # what joblib would do, in this process, without its 0.1 ms of set-up per call
             results = [function(*args, **kwargs) for function, args, kwargs in tasks]
         else:
-            results = Parallel(n_jobs=n_jobs)(tasks)
+            results = Parallel(n_jobs=n_workers(n_jobs, len(chunks)))(tasks)
         anchors = [a for chunk in results for a in chunk]
         regression = isinstance(self.model_, RegressionModel)
         for i, anchor in enumerate(anchors):

@@ -41,7 +41,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import N_JOBS, BaseExplainer, _check_not_a_string, concat_rows, row_seed
+from ._base import (
+    N_JOBS,
+    BaseExplainer,
+    _check_not_a_string,
+    concat_rows,
+    n_workers,
+    row_seed,
+)
 from ._explanation import Predicate, _number, _plain
 from .discretizers import format_value
 from .models import as_probability_model
@@ -558,7 +565,7 @@ class LimeExplainer(BaseExplainer):
         else:
             n_chunks = min(len(rows), 4 * abs(n_jobs))
             chunks = np.array_split(np.arange(len(rows)), n_chunks)
-        results = Parallel(n_jobs=n_jobs)(
+        results = Parallel(n_jobs=n_workers(n_jobs, len(chunks)))(
             delayed(_explain_chunk)(
                 self.sampler_,
                 self.model_,

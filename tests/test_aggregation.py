@@ -318,6 +318,24 @@ def test_same_result_for_any_n_jobs(fitted):
     assert par.positive_counts_.equals(fitted.positive_counts_)
 
 
+def test_n_jobs_above_the_number_of_documents_starts_one_worker_per_chunk(fitted, monkeypatch):
+    import joblib
+
+    import skanchors.aggregation.aggregator as module
+
+    asked = []
+
+    class Recorded(joblib.Parallel):
+        def __init__(self, n_jobs=None, **kwargs):
+            asked.append(n_jobs)
+            super().__init__(n_jobs=1, **kwargs)
+
+    monkeypatch.setattr(module, "Parallel", Recorded)
+    agg = GlobalAnchorAggregator(PlantedModel(), n_jobs=1000, **FAST).fit(DOCS)
+    assert asked and max(asked) <= len(DOCS)
+    assert agg.top_terms_ == fitted.top_terms_
+
+
 def test_dask_local_cluster_gives_the_same_top_terms(fitted):
     distributed = pytest.importorskip("dask.distributed")
     from joblib import parallel_config

@@ -129,7 +129,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._bandit import kl_lower_bound, kl_upper_bound
-from .._base import outside_stacklevel, row_seed
+from .._base import n_workers, outside_stacklevel, row_seed
 from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
 from ..samplers.text import TextInstance, tokenize
@@ -558,9 +558,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             results, n_calls = _test_chunk(self.sampler_, self.model_, items, params)
         else:
             # One chunk per worker: each chunk batches the model calls of its documents.
-            workers = n_jobs if n_jobs > 0 else joblib.cpu_count() + 1 + n_jobs
-            chunks = np.array_split(np.arange(len(items)), min(len(items), max(workers, 1)))
-            out = Parallel(n_jobs=n_jobs)(
+            workers = n_workers(n_jobs, len(items))
+            chunks = np.array_split(np.arange(len(items)), workers)
+            out = Parallel(n_jobs=workers)(
                 delayed(_test_chunk)(self.sampler_, self.model_, [items[i] for i in ch], params)
                 for ch in chunks
                 if len(ch)
