@@ -1121,6 +1121,26 @@ def test_all_nan_column_is_rejected():
         AnchorExplainer(lambda X: np.tile([0.5, 0.5], (len(X), 1))).fit(X)
 
 
+@pytest.mark.parametrize("make", [AnchorExplainer, LimeExplainer])
+def test_date_and_duration_columns_are_refused_by_name(make):
+    # they were taken as categories (every date its own, "when = 2020-11-06" covering 0.00)
+    # and the anchor's to_json then failed on the Timestamp
+    X = pd.DataFrame(
+        {
+            "a": np.arange(10.0),
+            "when": pd.date_range("2020-01-01", periods=10, tz="UTC"),
+            "wait": pd.to_timedelta(np.arange(10), unit="D"),
+            "month": pd.period_range("2020-01", periods=10, freq="M"),
+        }
+    )
+    model = lambda X: np.tile([0.5, 0.5], (len(X), 1))  # noqa: E731
+    with pytest.raises(ValueError, match=r"\['when', 'wait', 'month'\] of X hold dates"):
+        make(model).fit(X)
+    with pytest.raises(ValueError, match=r"X\['when'\]\.dt\.year"):
+        make(model, categorical_features=["when"]).fit(X[["a", "when"]])
+    make(model).fit(X.assign(when=X["when"].dt.year)[["a", "when"]])  # numbers: fine
+
+
 @pytest.mark.parametrize("dtype", ["object", "category"])
 def test_all_missing_categorical_column_is_rejected(dtype):
     X = pd.DataFrame({"a": np.arange(10.0), "c": pd.Series([None] * 10, dtype=dtype)})

@@ -171,6 +171,7 @@ class TabularSampler(BaseEstimator):
         if not (isinstance(self.bounds, str) and self.bounds in _BOUNDS):
             raise ValueError(f"bounds must be one of {list(_BOUNDS)}, got {self.bounds!r}.")
         frame = self._as_frame(X, reset=True)
+        _refuse_dates(frame)
         n = len(frame)
         if n < 2:
             raise ValueError(
@@ -1404,3 +1405,23 @@ def _fitted_edges(discretizer, num):
         ]
         out.append(np.unique(np.asarray(moved, dtype=float)))
     return out
+
+
+def _refuse_dates(frame):
+    """Dates, times and durations are neither bins nor categories the rules could print: every
+    date would be a category of its own, and a Timestamp no JSON can hold."""
+    dated = {
+        name: str(dtype)
+        for name, dtype in frame.dtypes.items()
+        if pd.api.types.is_datetime64_any_dtype(dtype)
+        or pd.api.types.is_timedelta64_dtype(dtype)
+        or isinstance(dtype, pd.PeriodDtype)
+    }
+    if dated:
+        name = next(iter(dated))
+        raise ValueError(
+            f"Feature(s) {list(dated)} of X hold dates, times or durations "
+            f"({', '.join(sorted(set(dated.values())))}); anchors need numbers or categories. "
+            f"Give the model and the explainer numbers derived from them instead (for instance "
+            f"X[{name!r}].dt.year, or the days since a date), or strings for categories."
+        )
