@@ -126,6 +126,35 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
 
 
+def check_model_columns(estimator, sampler):
+    """Refuse reference data whose columns the model was not fitted on, by name or number,
+    before any search does (the model's own error would come at ``explain``, in its words:
+    a forest fitted on 4 columns took 3 and failed later, or never)."""
+    model = getattr(estimator, "__self__", estimator)  # a bound predict_proba: its estimator
+    n_features = getattr(sampler, "n_features_in_", None)
+    if n_features is None:  # documents
+        return
+    ours = getattr(sampler, "feature_names_in_", None)
+    try:
+        theirs = getattr(model, "feature_names_in_", None)
+        n_model = getattr(model, "n_features_in_", None)
+    except Exception:  # noqa: BLE001 - a property of the user's object may raise anything
+        return
+    if theirs is not None and ours is not None:
+        missing = [c for c in theirs if c not in set(ours)]
+        if missing:
+            raise ValueError(
+                f"X lacks the column(s) {missing} that the model was fitted on (its "
+                f"feature_names_in_); X must be the reference data in the form the model "
+                f"consumes. X has {list(ours)}."
+            )
+    elif isinstance(n_model, Integral) and theirs is None and n_model != n_features:
+        raise ValueError(
+            f"X has {n_features} feature(s), but the model was fitted on {n_model} (its "
+            "n_features_in_); X must be the reference data in the form the model consumes."
+        )
+
+
 def n_workers(n_jobs, n_tasks):
     """The ``n_jobs`` to give :class:`joblib.Parallel` for ``n_tasks`` tasks: joblib's count
     for ``n_jobs`` (``-1``: every core; a backend's own under ``parallel_config``), at most

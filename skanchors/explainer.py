@@ -20,6 +20,7 @@ from ._base import (
     N_JOBS,
     BaseExplainer,
     _check_not_a_string,
+    check_model_columns,
     n_workers,
     outside_stacklevel,
     row_seed,
@@ -331,10 +332,12 @@ class AnchorExplainer(BaseExplainer):
         weights = None
         if self.balance:
             probe = clone(sampler).fit(X)
+            check_model_columns(estimator, probe)
             pred = self.model_.predict_index(probe.to_model_input(X))
             counts = np.bincount(pred)
             weights = 1.0 / counts[pred]
         self.sampler_ = sampler.fit(X, sample_weight=weights)
+        check_model_columns(estimator, self.sampler_)
         if hasattr(self.sampler_, "to_model_input"):
             # Perturbations are made of the reference data's values: a model that can learn
             # its outputs on them in advance (a Pipeline's ColumnTransformer) does so now.

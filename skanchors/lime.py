@@ -45,6 +45,7 @@ from ._base import (
     N_JOBS,
     BaseExplainer,
     _check_not_a_string,
+    check_model_columns,
     concat_rows,
     n_workers,
     row_seed,
@@ -503,6 +504,7 @@ class LimeExplainer(BaseExplainer):
         _check_not_a_string(X)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
+        check_model_columns(self.estimator, self.sampler_)
         if hasattr(self.sampler_, "to_model_input"):  # (see AnchorExplainer.fit)
             self.model_.prepare(self.sampler_.to_model_input(X))
         self._learn_classes(X)

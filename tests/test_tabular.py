@@ -1122,6 +1122,35 @@ def test_all_nan_column_is_rejected():
 
 
 @pytest.mark.parametrize("make", [AnchorExplainer, LimeExplainer])
+@pytest.mark.parametrize("balance", [False, True])
+def test_reference_data_the_model_was_not_fitted_on_is_refused_at_fit(make, balance):
+    # the model's own error came at explain (or, with the compiled trees, none at all)
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 4))
+    y = (X[:, 0] > 0).astype(int)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    on_array = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    on_frame = RandomForestClassifier(n_estimators=3, random_state=0).fit(frame, y)
+    options = {"balance": True} if balance and make is AnchorExplainer else {}
+    for model, data in [
+        (on_array, X[:, :3]),
+        (on_array.predict_proba, np.hstack([X, X])),
+        (on_array, frame.iloc[:, :3]),
+    ]:
+        with pytest.raises(
+            ValueError, match=r"X has \d feature\(s\), but the model was fitted on 4"
+        ):
+            make(model, **options).fit(data)
+    with pytest.raises(ValueError, match=r"X lacks the column\(s\) \['a'\] that the model"):
+        make(on_frame, **options).fit(frame.rename(columns={"a": "A"}))
+    make(on_frame, **options).fit(frame)
+    make(on_array, **options).fit(X)
+    make(on_array, **options).fit(frame)  # names the model never had: it counts columns
+
+
+@pytest.mark.parametrize("make", [AnchorExplainer, LimeExplainer])
 def test_date_and_duration_columns_are_refused_by_name(make):
     # they were taken as categories (every date its own, "when = 2020-11-06" covering 0.00)
     # and the anchor's to_json then failed on the Timestamp
