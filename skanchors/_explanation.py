@@ -152,6 +152,10 @@ class RuleCheck(NamedTuple):
     n_covered: int  #: rows the rule covers
 
 
+# the keys an anchor cannot be rebuilt without (the others have defaults)
+_REQUIRED_KEYS = ("predicates", "prediction", "precision", "coverage", "is_anchor", "threshold")
+
+
 @dataclass(eq=False)
 class Anchor:
     """An IF-THEN rule that holds the model's prediction in place.
@@ -412,7 +416,21 @@ class Anchor:
     @classmethod
     def from_dict(cls, data):
         """Rebuild an anchor from :meth:`to_dict` output (examples are not kept)."""
-        preds = tuple(Predicate(**p) for p in data["predicates"])
+        if not isinstance(data, dict):
+            raise ValueError(f"data must be a dict from Anchor.to_dict, got {type(data).__name__}.")
+        missing = [k for k in _REQUIRED_KEYS if k not in data]
+        if missing:
+            raise ValueError(
+                f"data is not an anchor's to_dict output: it lacks {missing} (it has "
+                f"{sorted(data)[:10]})."
+            )
+        try:
+            preds = tuple(Predicate(**p) for p in data["predicates"])
+        except TypeError as error:
+            raise ValueError(
+                "data['predicates'] must list dicts with the keys feature, op, value and "
+                f"position: {error}."
+            ) from None
         by_str = {str(p): p for p in preds}
         steps = [
             Step(
@@ -442,7 +460,11 @@ class Anchor:
     @classmethod
     def from_json(cls, text):
         """Rebuild an anchor from :meth:`to_json` output."""
-        return cls.from_dict(json.loads(text))
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"text must be the JSON of Anchor.to_json: {error}.") from None
+        return cls.from_dict(data)
 
     # -------------------------------------------------------------------- display
     def _repr_html_(self):

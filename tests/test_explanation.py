@@ -80,6 +80,22 @@ def test_json_round_trip(anchor, data):
     np.testing.assert_array_equal(back.covers(data), anchor.covers(data))
 
 
+def test_from_json_refuses_what_is_not_an_anchor(anchor):
+    # a bare KeyError: 'predicates' said nothing about the input
+    with pytest.raises(
+        ValueError, match=r"not an anchor's to_dict output: it lacks \['predicates'"
+    ):
+        Anchor.from_json('{"foo": 1}')
+    with pytest.raises(ValueError, match="text must be the JSON of Anchor.to_json"):
+        Anchor.from_json("IF x THEN y")
+    with pytest.raises(ValueError, match="data must be a dict from Anchor.to_dict, got list"):
+        Anchor.from_json("[1, 2]")
+    data = anchor.to_dict()
+    data["predicates"] = [{"column": "x0", "op": ">"}]
+    with pytest.raises(ValueError, match=r"data\['predicates'\] must list dicts with the keys"):
+        Anchor.from_dict(data)
+
+
 def test_anchors_with_the_same_rule_and_numbers_are_equal(anchor, data):
     # examples are DataFrames: comparing them field by field would raise
     assert isinstance(anchor.examples_hold, pd.DataFrame)
