@@ -19,6 +19,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -82,7 +83,25 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is not None:  # a DataFrame: name the columns that are not numbers
+            text = [c for c, t in dtypes.items() if not pd.api.types.is_numeric_dtype(t)]
+            if text:
+                raise ValueError(
+                    f"{type(self).__name__} bins numbers; column(s) {text} of X are not numeric "
+                    f"({', '.join(sorted({str(dtypes[c]) for c in text}))}). Bin the numeric "
+                    "columns only: the explainers do, and take the others as categories."
+                )
+        try:
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        except ValueError as error:
+            if "could not convert" not in str(error):
+                raise
+            raise ValueError(
+                f"{type(self).__name__} bins numbers; X holds values that are not ({error}). "
+                "Bin the numeric columns only: the explainers do, and take the others as "
+                "categories."
+            ) from None
         all_nan = np.isnan(X).all(axis=0)
         if all_nan.any():
             names = self._names()[all_nan]

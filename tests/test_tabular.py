@@ -1428,6 +1428,16 @@ def test_discretizer_arguments_are_checked():
         disc.get_feature_names_out(["fare", "age"])
 
 
+def test_discretizers_name_the_columns_that_are_not_numbers():
+    X = pd.DataFrame({"age": [5.0, 20.0, 40.0], "sex": ["m", "f", "m"], "c": list("abc")})
+    X["c"] = X["c"].astype("category")
+    for disc in (QuantileDiscretizer(), EdgesDiscretizer(edges={"age": [18]})):
+        with pytest.raises(ValueError, match=r"column\(s\) \['sex', 'c'\] of X are not numeric"):
+            disc.fit(X)
+        with pytest.raises(ValueError, match=r"X holds values that are not .*'m'"):
+            disc.fit(X.to_numpy())
+
+
 def test_the_constant_feature_warning_names_constant_features_only():
     X = pd.DataFrame({"c": [3.0] * 6, "v": [1.0, 2, 3, 4, 5, np.nan]})
     with pytest.warns(UserWarning, match=r"\['c'\] have a single value"):
