@@ -1377,17 +1377,17 @@ def checks(results):
                     + ", ".join(f"`{c}`" for c in seen[:3])
                 )
             if _ours(r["package"]):
-                # An explain call also predicts the row it explains (one call, one row) to learn
-                # the class to anchor; Anchor.n_model_calls counts the search alone.
+                # Anchor.n_model_calls counts every call of the explanation, the one that
+                # predicted the explained row included (before 2026-11-27: +1 for that call)
                 bad = [
                     x
                     for x in r["per_row"]
-                    if x["self_reported_calls"] + 1 != x["calls"]
-                    or x["self_reported_rows"] + 1 != x["rows"]
+                    if x["self_reported_calls"] != x["calls"]
+                    or x["self_reported_rows"] != x["rows"]
                 ]
                 if bad:
                     out.append(
-                        f"- {where}: self-reported model calls/rows (+1 for predicting the row) "
+                        f"- {where}: self-reported model calls/rows "
                         f"differ from the counting wrapper on {len(bad)} rows (e.g. reported "
                         f"{bad[0]['self_reported_calls']}/{bad[0]['self_reported_rows']}, "
                         f"counted {bad[0]['calls']}/{bad[0]['rows']})"

@@ -195,12 +195,13 @@ class Anchor:
     examples_hold, examples_fail : DataFrame, ndarray or list
         Perturbations covered by the rule on which the prediction holds / changes.
     n_model_calls, n_rows_predicted : int
-        True number of calls to the model and of rows it predicted while searching for this
-        anchor. On top of these, ``explain`` predicts the rows it is given (one call for all
-        of them) to learn the classes to anchor. When several rows are explained in one call,
-        their searches share model calls: ``n_model_calls`` counts the calls this search took
-        part in (each also predicting the other rows' samples), ``n_rows_predicted`` only this
-        search's rows.
+        True number of calls to the model and of rows it predicted for this anchor: the call
+        that predicted the explained row (the class to anchor) and the search's. When several
+        rows are explained in one call, they share model calls (the rows themselves are
+        predicted in two calls, the first row alone): ``n_model_calls`` counts the calls this
+        row took part in (each also predicting other rows), ``n_rows_predicted`` only this
+        row's. A row whose search was reused (see the user guide) counts its own prediction
+        only.
     wall_time : float
         Seconds spent.
     instance : object

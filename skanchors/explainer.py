@@ -527,7 +527,13 @@ class AnchorExplainer(BaseExplainer):
             results = Parallel(n_jobs=n_workers(n_jobs, len(chunks)))(tasks)
         anchors = [a for chunk in results for a in chunk]
         regression = isinstance(self.model_, RegressionModel)
+        # Each row was predicted once (its class to anchor) in one of _targets' calls: that
+        # call and row are part of its explanation, as LIME counts its row too.
+        own = y is None or not regression
         for i, anchor in enumerate(anchors):
+            if own:
+                anchor.n_model_calls += 1
+                anchor.n_rows_predicted += 1
             if regression:
                 anchor.prediction = float(targets[i])
                 anchor.tolerance = self.tolerance_

@@ -204,9 +204,9 @@ def test_reports_true_model_calls_and_rows(data):
     explainer = AnchorExplainer(model, discretizer=disc, random_state=0).fit(data)
     before_calls, before_rows = model.calls, model.rows
     anchor = explainer.explain(row(0.9, "red"))[0]
-    # explain() also predicts the explained rows themselves once.
-    assert anchor.n_model_calls == model.calls - before_calls - 1
-    assert anchor.n_rows_predicted == model.rows - before_rows - 1
+    # every call explain() made, the one predicting the explained row included
+    assert anchor.n_model_calls == model.calls - before_calls
+    assert anchor.n_rows_predicted == model.rows - before_rows
     assert anchor.n_samples <= anchor.n_rows_predicted * 10
     assert anchor.wall_time > 0
 
@@ -230,7 +230,7 @@ def test_duplicate_perturbations_are_predicted_once():
         return np.column_stack([1 - p, p])
 
     anchor = AnchorExplainer(model, random_state=0).fit(X).explain(X.iloc[[0]])[0]
-    assert anchor.n_rows_predicted <= 4
+    assert anchor.n_rows_predicted <= 4 + 1  # (+ the explained row, predicted first)
     assert anchor.n_samples > 4
 
 
@@ -379,7 +379,7 @@ def test_rows_with_different_unseen_values_never_share_predictions():
         second = explainer.explain(rows.iloc[[1]], y=[1])[0]
     assert not second.is_anchor and second.precision < 0.5
     again = explainer.explain(rows.iloc[[2]])[0]
-    assert again.n_rows_predicted == 0  # the same row again: all from the cache
+    assert again.n_rows_predicted == 1  # the same row again: all but the row from the cache
     assert again.to_dict()["predicates"] == first.to_dict()["predicates"]
 
 
@@ -722,7 +722,7 @@ def test_prediction_cache_changes_costs_never_anchors(data):
     # the second time, cost fewer model rows with the cache, and the repeat costs none.
     assert rows[250_000][0] == rows[0][0]
     assert rows[250_000][1] < rows[0][1] and rows[250_000][2] < rows[0][2]
-    assert rows[250_000][3:] == [0, 0, 0]
+    assert rows[250_000][3:] == [1, 1, 1]  # the rows themselves only
     assert rows[0][3:] == rows[0][:3]
 
 
@@ -778,7 +778,8 @@ def test_rows_in_the_same_bins_share_one_search(data, searches, monkeypatch):
     assert len(searches) == 2 and searches[1]["x0"].iloc[0] == 0.6  # first and other
     a, b = anchors[0], anchors[1]
     assert _content(a) == _content(b) and a.is_anchor
-    assert b.n_model_calls == 0 and b.n_rows_predicted == 0 and a.n_rows_predicted > 0
+    # b's only model call is the one predicting its row (shared with the other rows)
+    assert b.n_model_calls == 1 and b.n_rows_predicted == 1 and a.n_rows_predicted > 1
     assert b.instance.equals(second) and a.instance.equals(first)
     b.examples_hold.iloc[0, 0] = -1.0  # each anchor has its own examples
     assert a.examples_hold.iloc[0, 0] != -1.0
@@ -852,7 +853,7 @@ def test_rows_explained_together_share_model_calls_of_a_slow_model(data, slow):
     # Two calls for the rows themselves (the first one alone, timed), then every search's
     # own calls (one after the other) or merged ones: at least as many as the longest
     # search made, fewer than all of them together.
-    searches = [a.n_model_calls for a in together]
+    searches = [a.n_model_calls - 1 for a in together]  # (each counts its row's call)
     assert max(searches) <= model.calls - 2 <= sum(searches)
     if slow:
         assert model.calls - 2 < sum(searches)
@@ -878,7 +879,8 @@ def test_rows_explained_together_wait_for_each_others_predictions(data):
         assert not worker.is_alive(), "rows explained together hung"
         assert [_content(a) for a in out[0]] == alone
         # Every row after the first reads predictions made for another search.
-        assert sum(a.n_rows_predicted for a in out[0]) == out[0][0].n_rows_predicted
+        # (each also counts its own row, predicted before the searches)
+        assert sum(a.n_rows_predicted - 1 for a in out[0]) == out[0][0].n_rows_predicted - 1
 
 
 def test_model_error_in_rows_explained_together_is_raised():
