@@ -16,7 +16,13 @@ from .samplers.text import UnkSampler, check_documents, tokenize
 __all__ = ["aopc_k", "aopc_k_per_class"]
 
 
-def _terms(value, k):
+def _terms(value, k, label=None):
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        # a bare word would be read as its letters
+        raise TypeError(
+            f"top_terms[{label!r}] must be a list of words (str) or (word, score) pairs, got "
+            f"{value!r}; for one word, write [{value!r}]."
+        )
     words = []
     for item in value:
         word = item[0] if isinstance(item, (tuple, list)) else item
@@ -91,7 +97,7 @@ def aopc_k_per_class(model, documents, top_terms, k=20, *, removal="delete", low
         if key not in classes:
             raise ValueError(f"top_terms has class {label!r}; the model's classes are {classes}.")
         c = classes.index(key)
-        words = _terms(value, k)
+        words = _terms(value, k, label)
         rank = {}
         for i, w in enumerate(words):
             rank.setdefault(norm(w), i)

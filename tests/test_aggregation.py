@@ -433,6 +433,21 @@ def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path, fitted):
     assert pickle.loads(state).top_terms_ == resumed.top_terms_
 
 
+def test_a_corrupt_checkpoint_is_named(tmp_path):
+    path = tmp_path / "state.joblib"
+    path.write_bytes(b"not a checkpoint")  # was: struct.error: unpack requires a buffer
+    with pytest.raises(ValueError, match="could not be read as a GlobalAnchorAggregator state"):
+        GlobalAnchorAggregator(PlantedModel(), checkpoint=str(path), **FAST).fit(DOCS[:20])
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, True])
+def test_compute_top_terms_checks_k(fitted, k):
+    # k=-1 returned every ranked word but the last
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        fitted.compute_top_terms(k=k)
+    assert all(len(terms) == 1 for terms in fitted.compute_top_terms(k=1).values())
+
+
 def test_a_checkpoint_of_other_documents_is_flagged(tmp_path):
     path = str(tmp_path / "state.joblib")
     GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[:20])

@@ -70,6 +70,9 @@ def test_removal_by_deletion_or_token_and_case():
         (dict(removal=None), TypeError, "removal"),
         (dict(documents=[]), ValueError, "documents contains no documents"),
         (dict(documents=["ok", 1]), TypeError, r"documents\[1\]"),
+        # a bare word was read as its letters (AOPC 0.0 for "free", 0.0029 for ["free"])
+        (dict(top_terms={"spam": "free"}), TypeError, r"top_terms\['spam'\] must be a list"),
+        (dict(top_terms={"spam": None}), TypeError, r"write \[None\]"),
     ],
 )
 def test_errors(kwargs, error, match):

@@ -381,6 +381,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         return pd.DataFrame(table, index=index, columns=self.classes_)
 
     def _top(self, scores, name, k):
+        if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+            # (k=-1 sliced off the last word and returned the rest)
+            raise ValueError(f"k must be a positive integer, got {k!r}.")
         ranked = self._ranked(scores, name)
         words = self._words
         out = {}

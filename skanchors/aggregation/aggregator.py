@@ -758,7 +758,13 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             self._replay.clear()
 
     def _load_checkpoint(self):
-        state = joblib.load(self.checkpoint)
+        try:
+            state = joblib.load(self.checkpoint)
+        except Exception as error:  # noqa: BLE001 - junk fails in many ways (struct, pickle, EOF)
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} could not be read as a GlobalAnchorAggregator "
+                f"state ({type(error).__name__}: {error}); delete it or use another file."
+            ) from error
         if not isinstance(state, dict) or state.get("version") != _CHECKPOINT_VERSION:
             raise ValueError(
                 f"checkpoint {self.checkpoint!r} is not a GlobalAnchorAggregator state."
