@@ -117,7 +117,7 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
         if constant:
             warnings.warn(
                 f"Feature(s) {constant} have a single value in X: no bin edge can split "
-                "the data, so they never appear in an anchor.",
+                "the data, so they never appear in a rule or an explanation.",
                 UserWarning,
                 stacklevel=2,
             )

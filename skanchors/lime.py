@@ -508,6 +508,8 @@ class LimeExplainer(BaseExplainer):
         if hasattr(self.sampler_, "to_model_input"):  # (see AnchorExplainer.fit)
             self.model_.prepare(self.sampler_.to_model_input(X))
         self._learn_classes(X)
+        if self.target_class is not None:  # refused now, not at the first explain
+            self._class_index(self.target_class, "target_class")
         for name in ("n_features_in_", "feature_names_in_"):
             value = getattr(self.sampler_, name, None)
             if value is not None:
@@ -515,21 +517,26 @@ class LimeExplainer(BaseExplainer):
         return self
 
     # -------------------------------------------------------------------- explaining
-    def _class_index(self, label, what):
+    def _class_index(self, label, name):
+        """Position of class ``label`` given as argument ``name`` ("y" or "target_class")."""
         index = {c: i for i, c in enumerate(self.classes_.tolist())}
-        if label not in index:
+        try:
+            found = index.get(label)
+        except TypeError:  # unhashable: a list, say
+            found = None
+        if found is None:
+            what = f"y contains {label!r}, which" if name == "y" else f"{name}={label!r}"
             raise ValueError(
-                f"{what} {label!r} is not a class of the model; its classes are "
-                f"{self.classes_.tolist()}."
+                f"{what} is not a class of the model; its classes are {self.classes_.tolist()}."
             )
-        return index[label]
+        return found
 
     def _targets(self, n_rows, y):
         if y is not None:
             y = np.asarray(y, dtype=object).ravel()
             if len(y) != n_rows:
                 raise ValueError(f"y has {len(y)} entries for {n_rows} rows of X.")
-            return np.array([self._class_index(v, "y contains") for v in y.tolist()])
+            return np.array([self._class_index(v, "y") for v in y.tolist()])
         if self.target_class is not None:
             return np.full(n_rows, self._class_index(self.target_class, "target_class"))
         return np.full(n_rows, -1)  # the predicted class, read from the instance's own row

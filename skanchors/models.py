@@ -761,8 +761,8 @@ class ProbabilityModel:
         if self.classes_ is None:
             if proba.shape[1] < 2:
                 raise ValueError(
-                    f"The model returned {proba.shape[1]} probability column; an anchor "
-                    "needs one column per class, at least two. For a binary model that "
+                    f"The model returned {proba.shape[1]} probability column; the explainers "
+                    "need one column per class, at least two. For a binary model that "
                     "returns P(class 1) alone, return both columns, e.g. "
                     "np.column_stack([1 - p, p])."
                 )

@@ -278,6 +278,20 @@ def test_target_class(linear):
     assert explainer.explain(X[:1], y=[0])[0].prediction == 0
 
 
+def test_target_class_and_y_that_are_not_classes_are_refused_in_words(linear):
+    X, lr = linear
+    # a list passed fit and failed at explain with "unhashable type: 'list'"
+    with pytest.raises(ValueError, match=r"target_class=\[1, 2\] is not a class of the model"):
+        LimeExplainer(lr, target_class=[1, 2]).fit(X)
+    with pytest.raises(ValueError, match=r"target_class=7 is not a class of the model"):
+        LimeExplainer(lr, target_class=7).fit(X)
+    explainer = LimeExplainer(lr, n_samples=50).fit(X)
+    with pytest.raises(ValueError, match=r"^y contains 'x', which is not a class of the model"):
+        explainer.explain(X[:1], y=["x"])
+    with pytest.raises(ValueError, match=r"target_class=\[1\] is not a class"):
+        explainer.set_params(target_class=[1]).explain(X[:1])
+
+
 def test_verbose(linear, capsys):
     X, lr = linear
     LimeExplainer(lr, n_samples=50, n_features=2, verbose=1).fit(X).explain(X[:2])
@@ -394,7 +408,7 @@ def test_errors(linear):
         fitted.explain(X[:1], y=[0, 1])
     with pytest.raises(ValueError, match="y contains 'spam'"):
         fitted.explain(X[:1], y=["spam"])
-    with pytest.raises(ValueError, match="target_class 7"):
+    with pytest.raises(ValueError, match="target_class=7"):
         fitted.set_params(target_class=7).explain(X[:1])
     with pytest.raises(ValueError, match="custom sampler"):
         LimeExplainer(lr, sampler=UnkSampler(), discretizer="decile").fit(CORPUS)
