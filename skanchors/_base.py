@@ -179,11 +179,18 @@ def outside_stacklevel():
 
 
 def _check_not_a_string(X):
-    """A single str is a common slip for ``[document]``: say so instead of failing later."""
+    """A single str is a common slip for ``[document]``: say so instead of failing later. An
+    empty list is neither a table nor a corpus: say that too (the table path said "Expected
+    2D array")."""
     if isinstance(X, str):
         raise ValueError(
             "X must be a collection of rows or documents; got a single string. Wrap it "
             "in a list: fit([document])."
+        )
+    empty_1d = isinstance(X, np.ndarray) and X.ndim == 1 and X.size == 0
+    if empty_1d or (isinstance(X, (list, tuple, pd.Series)) and len(X) == 0):
+        raise ValueError(
+            "X is empty: fit needs reference data, the rows of a table or a list of documents."
         )
 
 

@@ -407,7 +407,7 @@ class AnchorExplainer(BaseExplainer):
     def _task(self):
         if isinstance(self.model_, RegressionModel):
             return _Regression(self.model_, self.tolerance_)
-        return _Classification(self.model_)
+        return _Classification(self.model_, self.classes_)
 
     def _targets(self, X, rows, y):
         """What to anchor for each row, and the seconds of a one-row model call.
@@ -441,6 +441,11 @@ class AnchorExplainer(BaseExplainer):
                 ) from None
             if len(y) != len(rows):
                 raise ValueError(f"y has {len(y)} entries for {len(rows)} rows of X.")
+            if not np.isfinite(y).all():
+                raise ValueError(
+                    f"y must hold finite regression targets to anchor, got {y[~np.isfinite(y)][0]}"
+                    f" at position {int(np.flatnonzero(~np.isfinite(y))[0])}."
+                )
             return y, call_seconds
         y = np.asarray(y).ravel()
         if len(y) != len(rows):
@@ -534,11 +539,6 @@ class AnchorExplainer(BaseExplainer):
             if own:
                 anchor.n_model_calls += 1
                 anchor.n_rows_predicted += 1
-            if regression:
-                anchor.prediction = float(targets[i])
-                anchor.tolerance = self.tolerance_
-            else:
-                anchor.prediction = self.classes_[targets[i]]
             if not anchor.is_anchor:
                 where = f"Row {i}"
                 if isinstance(rows[i], pd.DataFrame):
@@ -795,6 +795,7 @@ def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=T
         anchor = _explain_one(
             sampler, task, rows[i], targets[i], int(seeds[i]), params, context, search_params
         )
+        task.finish(anchor, targets[i])  # what it predicts, in the model's terms
         if verbose:
             print(f"[skanchors] {anchor} ({anchor.wall_time:.2f} s)", flush=True)
         return anchor
@@ -807,8 +808,12 @@ def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=T
 class _Classification:
     """Precision = the perturbation gets the target class."""
 
-    def __init__(self, model):
+    def __init__(self, model, classes):
         self.model = model
+        self.classes = classes
+
+    def finish(self, anchor, target):
+        anchor.prediction = self.classes[target]
 
     def labeler(self, target):
         return self.model.predict_index, int(target)
@@ -831,6 +836,10 @@ class _Regression:
     def __init__(self, model, tolerance):
         self.model = model
         self.tolerance = tolerance
+
+    def finish(self, anchor, target):
+        anchor.prediction = float(target)
+        anchor.tolerance = self.tolerance
 
     def labeler(self, target):
         target, tol, predict = float(target), self.tolerance, self.model.predict

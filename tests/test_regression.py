@@ -101,6 +101,18 @@ def test_regression_errors(data):
         AnchorExplainer(model, tolerance=0).fit(X)
     with pytest.raises(ValueError, match="y must hold numbers"):
         AnchorExplainer(model).fit(X).explain(X.iloc[[0]], y=["abc"])
+    for bad in (np.nan, np.inf):  # "PREDICT NaN +- 10.1" came back, with a warning only
+        with pytest.raises(ValueError, match="y must hold finite regression targets"):
+            AnchorExplainer(model).fit(X).explain(X.iloc[[0, 1]], y=[1.0, bad])
+
+
+def test_verbose_prints_the_value_and_its_band(data, capsys):
+    X, model = data
+    explainer = AnchorExplainer(model, verbose=1, random_state=0).fit(X)
+    anchor = explainer.explain(X.iloc[[0]])[0]
+    printed = capsys.readouterr().out
+    assert f"PREDICT {anchor.prediction:.4g}" in str(anchor) and str(anchor) in printed
+    assert "+-" in printed
 
 
 def test_reference_perturbation_holds_the_band_on_real_rows(data):

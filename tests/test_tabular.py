@@ -932,6 +932,20 @@ def test_verbose_prints_each_row(data, capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_verbose_prints_the_class_label_the_anchor_has(data, capsys):
+    # the line was printed before the label was filled in: "THEN PREDICT 1" for "yes"
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = data.drop(columns="colour")
+    labels = np.where(PlantedModel().predict_proba(data)[:, 1] > 0.5, "yes", "no")
+    tree = DecisionTreeClassifier(random_state=0).fit(X, labels)
+    anchors = AnchorExplainer(tree, verbose=1, random_state=0).fit(X).explain(X.iloc[:2])
+    printed = capsys.readouterr().out
+    for anchor in anchors:
+        assert f"THEN PREDICT {anchor.prediction} " in printed
+    assert {a.prediction for a in anchors} <= {"yes", "no"}
+
+
 # ----------------------------------------------------------------- sklearn workflow
 def test_transform_marks_anchor_features(planted_explainer):
     X = pd.concat([row(0.9, "red"), row(0.2, "green")])
@@ -1150,6 +1164,14 @@ def test_reference_data_the_model_was_not_fitted_on_is_refused_at_fit(make, bala
     make(on_frame, **options).fit(frame)
     make(on_array, **options).fit(X)
     make(on_array, **options).fit(frame)  # names the model never had: it counts columns
+
+
+@pytest.mark.parametrize("make", [AnchorExplainer, LimeExplainer])
+@pytest.mark.parametrize("empty", [[], (), np.array([]), pd.Series([], dtype=object)])
+def test_empty_reference_data_is_refused_in_words(make, empty):
+    # a text model given [] got scikit-learn's "Expected 2D array, got 1D array instead"
+    with pytest.raises(ValueError, match="X is empty: fit needs reference data"):
+        make(lambda X: np.tile([0.5, 0.5], (len(X), 1))).fit(empty)
 
 
 @pytest.mark.parametrize("make", [AnchorExplainer, LimeExplainer])
