@@ -178,7 +178,7 @@ def outside_stacklevel():
     return level
 
 
-def _check_not_a_string(X):
+def _check_reference_data(X):
     """A single str is a common slip for ``[document]``: say so instead of failing later. An
     empty list is neither a table nor a corpus: say that too (the table path said "Expected
     2D array")."""

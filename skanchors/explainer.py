@@ -19,7 +19,7 @@ from ._bandit import KLLUCB, BatchSAR, make_bandit
 from ._base import (
     N_JOBS,
     BaseExplainer,
-    _check_not_a_string,
+    _check_reference_data,
     check_model_columns,
     n_workers,
     outside_stacklevel,
@@ -304,7 +304,7 @@ class AnchorExplainer(BaseExplainer):
         -------
         self
         """
-        _check_not_a_string(X)
+        _check_reference_data(X)
         regression = self.mode == "regression" or (
             self.mode == "auto" and _is_regressor(self.estimator)
         )

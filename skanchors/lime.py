@@ -44,7 +44,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     N_JOBS,
     BaseExplainer,
-    _check_not_a_string,
+    _check_reference_data,
     check_model_columns,
     concat_rows,
     n_workers,
@@ -501,7 +501,7 @@ class LimeExplainer(BaseExplainer):
         -------
         self
         """
-        _check_not_a_string(X)
+        _check_reference_data(X)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
         check_model_columns(self.estimator, self.sampler_)

@@ -81,7 +81,7 @@ class TabularSampler(BaseEstimator):
         A transformer must have ``fit``, ``transform`` (each value's bin index) and
         ``bin_edges_`` (see :mod:`skanchors.discretizers`);
         :class:`~sklearn.preprocessing.KBinsDiscretizer` with ``encode="ordinal"`` is one. The
-        predicates read ``bin_edges_`` (the attribute of that name here).
+        predicates' edges are the fitted sampler's ``bin_edges_``.
     categorical_features : "auto", list of str/int, or boolean mask, default="auto"
         Features whose predicates are equalities. ``"auto"``: non-numeric columns (object,
         string, category, bool); in an object array, the columns whose values are not all
@@ -231,7 +231,7 @@ class TabularSampler(BaseEstimator):
             self.bin_edges_ = _fitted_edges(self.discretizer_, num)
             bins = np.column_stack(
                 [np.searchsorted(e, c, side="left") for e, c in zip(self.bin_edges_, num.T.values)]
-            ).reshape(n, len(numeric))
+            )
             self._bins = np.where(np.isnan(num.to_numpy()), -1, bins).astype(np.int32)
         else:
             self.discretizer_ = None
@@ -419,11 +419,9 @@ class TabularSampler(BaseEstimator):
                     slot = self._slots[gids] = (used, len(rows))
         return slot
 
-    def _row_bins(self, frame, row):
-        """Bin of each numeric feature of a one-row frame or array (NaN where missing).
-
-        ``row`` lists the frame's values.
-        """
+    def _row_bins(self, row):
+        """Bin of each numeric feature of one row (NaN where missing); ``row`` lists its
+        values."""
         # searchsorted on the edges, without a transformer's input validation (a millisecond
         # per explained row)
         values = [row[j] for j in self._numeric.tolist()]
@@ -654,7 +652,7 @@ class TabularInstance:
         self._hash_stale = parent._hash_maps is not None and self._own_values
         preds, gids, feats = [], [], []
         nested = parent.bounds == "all"
-        x_bins = parent._row_bins(data, row) if parent._numeric.size else None
+        x_bins = parent._row_bins(row) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
         for j, name in enumerate(names):
             if parent.categorical_[j]:
