@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .samplers.tabular import TabularSampler
 
@@ -120,6 +121,15 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         if self.model_.classes_ is None:
             self.model_.predict_proba(take_rows(self.sampler_.to_model_input(X), [0]))
         self.classes_ = self.model_.classes_
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns of :meth:`transform`: the input features (``input_features``
+        checked against ``feature_names_in_`` as scikit-learn's transformers check them), or
+        the vocabulary for documents."""
+        check_is_fitted(self, "sampler_")
+        if getattr(self.sampler_, "vocabulary_", None) is not None:
+            return self.sampler_.get_feature_names_out()
+        return _check_feature_names_in(self, input_features)
 
     def _tabular_params(self):
         """The parameters of the default tabular sampler that the explainer sets."""

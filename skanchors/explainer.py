@@ -681,27 +681,6 @@ class AnchorExplainer(BaseExplainer):
                 out[i, p.position] = 1
         return out
 
-    def get_feature_names_out(self, input_features=None):
-        """Names of the columns of :meth:`transform`: input features, or the vocabulary."""
-        check_is_fitted(self, "sampler_")
-        if getattr(self.sampler_, "vocabulary_", None) is not None:
-            return self.sampler_.get_feature_names_out()
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = np.array([f"x{i}" for i in range(self.n_features_in_)], dtype=object)
-        if input_features is not None:
-            input_features = np.asarray(input_features, dtype=object)
-            if input_features.shape != (self.n_features_in_,):
-                raise ValueError(f"input_features must have {self.n_features_in_} names.")
-            fitted = getattr(self, "feature_names_in_", None)
-            if fitted is not None and not np.array_equal(input_features, fitted):
-                raise ValueError(
-                    "input_features is not equal to feature_names_in_ (the columns of the "
-                    f"reference data): {list(fitted)}."
-                )
-            return input_features
-        return np.asarray(names, dtype=object)
-
     def score(self, X, y=None):
         """Held-out coverage of honest anchors: a model-selection criterion.
 
@@ -757,7 +736,8 @@ class AnchorExplainer(BaseExplainer):
                 band = self.score_tolerance * self._spread
                 agree = np.abs(predicted[mask] - anchor.prediction) <= band
             precision = float(np.mean(agree))
-            values.append(float(mask.mean()) if precision >= bar else 0.0)
+            # coverage of the other rows, as Anchor.check(..., exclude=i) counts it
+            values.append(mask.sum() / (len(mask) - 1) if precision >= bar else 0.0)
         return float(np.mean(values))
 
 

@@ -634,21 +634,6 @@ class LimeExplainer(BaseExplainer):
                     out[i, p.position] += float(e.weights[j])
         return out
 
-    def get_feature_names_out(self, input_features=None):
-        """Names of the columns of :meth:`transform`: input features, or the vocabulary."""
-        check_is_fitted(self, "sampler_")
-        if getattr(self.sampler_, "vocabulary_", None) is not None:
-            return self.sampler_.get_feature_names_out()
-        if input_features is not None:
-            input_features = np.asarray(input_features, dtype=object)
-            if input_features.shape != (self.n_features_in_,):
-                raise ValueError(f"input_features must have {self.n_features_in_} names.")
-            return input_features
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = [f"x{i}" for i in range(self.n_features_in_)]
-        return np.asarray(names, dtype=object)
-
 
 # ------------------------------------------------------------------------------ helpers
 

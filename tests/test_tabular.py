@@ -947,7 +947,7 @@ def test_verbose_prints_the_class_label_the_anchor_has(data, capsys):
 
 
 # ----------------------------------------------------------------- sklearn workflow
-def test_transform_marks_anchor_features(planted_explainer):
+def test_transform_marks_anchor_features(planted_explainer, data):
     X = pd.concat([row(0.9, "red"), row(0.2, "green")])
     Xt = planted_explainer.transform(X)
     assert Xt.tolist() == [[1, 0, 1, 0], [0, 0, 1, 0]]
@@ -956,8 +956,17 @@ def test_transform_marks_anchor_features(planted_explainer):
     assert list(planted_explainer.get_feature_names_out(names)) == names
     with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
         planted_explainer.get_feature_names_out(["a", "b", "c", "d"])
-    with pytest.raises(ValueError, match="input_features must have 4 names"):
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
         planted_explainer.get_feature_names_out(["x0"])
+    # LIME's transform has the same columns, checked alike (it returned wrong names as given)
+    lime = LimeExplainer(PlantedModel(), n_samples=50, random_state=0).fit(data)
+    assert list(lime.get_feature_names_out()) == names == list(lime.get_feature_names_out(names))
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        lime.get_feature_names_out(["a", "b", "c", "d"])
+    on_array = LimeExplainer(PlantedModel(), n_samples=50).fit(data.to_numpy())
+    assert list(on_array.get_feature_names_out()) == ["x0", "x1", "x2", "x3"]
+    with pytest.raises(ValueError, match=r"length equal to number of features \(4\), got 1"):
+        on_array.get_feature_names_out(["x0"])
 
 
 def test_clone_shares_the_fitted_model(planted_explainer):
@@ -1033,6 +1042,24 @@ def test_score_rewards_honest_coverage(data):
     # Held to precision 0.95 on held-out rows, looser rules score less (0.5: nothing).
     assert scores[0.5] < scores[0.7] < scores[0.95] <= 1
     assert scores[0.5] == 0.0
+
+
+def test_score_is_the_mean_held_out_check_of_each_anchor_on_the_other_rows(data):
+    # the coverage of an anchor on "the other rows" divides by n - 1, as Anchor.check with
+    # exclude=i does (score divided by n: 0.085 against 0.087 on 40 Titanic rows)
+    X = planted_data(n=30, seed=5)
+    explainer = AnchorExplainer(Graded(), score_rows=None, random_state=0).fit(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        score = explainer.score(X)
+        anchors = explainer.explain(X)
+    predicted = explainer.classes_[Graded().predict_proba(X).argmax(axis=1)]
+    expected = []
+    for i, anchor in enumerate(anchors):
+        check = anchor.check(X, predicted, exclude=i)
+        ok = check.n_covered > 0 and check.precision >= explainer.threshold
+        expected.append(check.coverage if ok else 0.0)
+    assert any(expected) and score == pytest.approx(np.mean(expected), rel=1e-12)
 
 
 def test_explainer_inside_a_pipeline(data):
