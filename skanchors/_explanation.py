@@ -152,6 +152,12 @@ class RuleCheck(NamedTuple):
     n_covered: int  #: rows the rule covers
 
 
+def plain_text(text):
+    """``text`` as matplotlib shows it literally: a ``$`` (``income = $10k-$20k``) would start
+    its maths mode and vanish."""
+    return str(text).replace("$", r"\$")
+
+
 # the keys an anchor cannot be rebuilt without (the others have defaults)
 _REQUIRED_KEYS = ("predicates", "prediction", "precision", "coverage", "is_anchor", "threshold")
 
@@ -285,14 +291,18 @@ class Anchor:
             return f"{n} sample{'' if n == 1 else 's'} cannot show precision >= threshold"
         return "precision below threshold"
 
+    def _predicted(self):
+        """What the rule predicts, as every display shows it (regression: the value and its
+        band, ``8.7175 +- 10.1242``)."""
+        if self.tolerance is None:
+            return str(self.prediction)
+        return f"{format_value(self.prediction, 6)} +- {format_value(self.tolerance, 6)}"
+
     def __str__(self):
         cond = " AND ".join(self.conditions()) if self.predicates else "(any input)"
         flag = "" if self.is_anchor else f" [NOT AN ANCHOR: {self._why_not()}]"
-        pred = self.prediction
-        if self.tolerance is not None:
-            pred = f"{format_value(pred, 6)} +- {format_value(self.tolerance, 6)}"
         return (
-            f"IF {cond} THEN PREDICT {pred} WITH PRECISION "
+            f"IF {cond} THEN PREDICT {self._predicted()} WITH PRECISION "
             f"{_beside(self.precision, self.threshold)} "
             f"AND COVERAGE {self.coverage:.2f}{flag}"
         )
@@ -488,7 +498,7 @@ class Anchor:
         return (
             "<div class='skanchors-anchor'>"
             f"<p><strong>IF</strong></p><ul>{cond}</ul>"
-            f"<p><strong>THEN PREDICT</strong> <code>{esc(str(self.prediction))}</code> "
+            f"<p><strong>THEN PREDICT</strong> <code>{esc(self._predicted())}</code> "
             f"with precision <strong>{self.precision:.3f}</strong> and coverage "
             f"<strong>{self.coverage:.3f}</strong> ({self.n_samples} samples, "
             f"{self.n_model_calls} model calls, {self.wall_time:.3f} s)</p>{status}"
@@ -523,9 +533,9 @@ class Anchor:
         ax.barh(y - 0.2, prec, height=0.4, label="precision")
         ax.barh(y + 0.2, cov, height=0.4, label="coverage")
         ax.axvline(self.threshold, color="k", linestyle="--", linewidth=1, label="threshold")
-        ax.set_yticks(y, labels)
+        ax.set_yticks(y, [plain_text(label) for label in labels])
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_title(f"PREDICT {self.prediction}")
+        ax.set_title(plain_text(f"PREDICT {self._predicted()}"))
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
         return ax

@@ -50,7 +50,7 @@ from ._base import (
     n_workers,
     row_seed,
 )
-from ._explanation import Predicate, _number, _plain
+from ._explanation import Predicate, _number, _plain, plain_text
 from .discretizers import format_value
 from .models import as_probability_model
 
@@ -323,10 +323,14 @@ class LimeExplanation:
         y = np.arange(len(items))
         ax.barh(y, values, color=["#2a7ab0" if v > 0 else "#c0392b" for v in values])
         ax.axvline(0, color="k", linewidth=0.8)
-        ax.set_yticks(y, labels)
+        ax.set_yticks(y, [plain_text(label) for label in labels])
         ax.invert_yaxis()
-        ax.set_xlabel(f"weight on P({self.prediction})")
-        ax.set_title(f"P({self.prediction}) = {self.class_probability:.2f}, R^2 = {self.score:.2f}")
+        ax.set_xlabel(plain_text(f"weight on P({self.prediction})"))
+        ax.set_title(
+            plain_text(
+                f"P({self.prediction}) = {self.class_probability:.2f}, R^2 = {self.score:.2f}"
+            )
+        )
         return ax
 
 

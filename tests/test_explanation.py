@@ -171,6 +171,32 @@ def test_html_is_escaped_and_has_no_script():
     assert out.count("<tr>") == 2  # header and the one step
 
 
+def test_displays_show_dollars_literally_and_the_regression_band():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib import cbook
+
+    money = Predicate("income", "==", "$10k-$20k", 0)
+    anchor = Anchor((money,), "$", 0.97, 0.2, True, 0.95, steps=[Step((money,), 0.97, 0.2)])
+    ax = anchor.plot()
+    try:  # "$...$" was drawn as maths: "income = 10k-20k" in italics
+        texts = [t.get_text() for t in ax.get_yticklabels()] + [ax.get_title()]
+        assert not any(cbook.is_math_text(t) for t in texts)
+        assert texts[0].replace("\\$", "$") == "income = $10k-$20k"
+    finally:
+        plt.close(ax.figure)
+    # a regression anchor: the value and its band everywhere, as str() shows them
+    value = Anchor((money,), 67.8096078042328, 0.97, 0.2, True, 0.95, tolerance=9.974716)
+    assert "PREDICT 67.8096 +- 9.97472" in str(value)
+    assert "<code>67.8096 +- 9.97472</code>" in value._repr_html_()
+    ax = value.plot()
+    try:
+        assert ax.get_title() == "PREDICT 67.8096 +- 9.97472"
+    finally:
+        plt.close(ax.figure)
+
+
 def test_html_flags_a_candidate_that_is_not_an_anchor():
     anchor = Anchor((Predicate("x0", ">", 0.7, 0),), 1, 0.6, 0.3, False, 0.95)
     assert "Not an anchor" in anchor._repr_html_()
