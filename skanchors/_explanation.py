@@ -186,8 +186,11 @@ class Anchor:
     coverage : float
         Fraction of the (unweighted) reference data that satisfies the rule.
     coverage_perturbation : float
-        Coverage under the perturbation distribution (differs from ``coverage`` only when the
-        reference data was class-balanced).
+        Coverage under the perturbation distribution, the one the search maximises. Tables:
+        the same as ``coverage`` unless the reference data was class-balanced (then weighted).
+        Text: the chance that a perturbation keeps every anchor word, ``keep_proba ** len(words)``
+        (0.5 ** 5 = 0.031 for five words), where ``coverage`` is the share of reference
+        documents containing them.
     is_anchor : bool
         Whether the rule was validated to reach the threshold. ``False`` means no rule did and
         this is the best candidate found (a warning is raised at explanation time): the

@@ -1018,6 +1018,34 @@ def _load_pretrained(kind, name, device, load):
     return value
 
 
+def _token_positions(model):
+    """How many tokens a Hugging Face model can place, or None if it does not say: its
+    ``max_position_embeddings``, less the positions a RoBERTa-style model reserves below its
+    first one (its embeddings' ``padding_idx`` + 1: 514 - 2 = 512 for roberta-base)."""
+    limit = None
+    max_pos = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    if isinstance(max_pos, int) and max_pos > 0:
+        limit = max_pos
+    embeddings = getattr(getattr(model, "base_model", None), "embeddings", None)
+    n_table = getattr(getattr(embeddings, "position_embeddings", None), "num_embeddings", None)
+    if isinstance(n_table, int):
+        pad = getattr(embeddings, "padding_idx", None)
+        usable = n_table - (pad + 1 if isinstance(pad, int) else 0)
+        limit = usable if limit is None else min(limit, usable)
+    return limit
+
+
+def _model_max_length(tokenizer, model, requested, use_tokenizer=True):
+    """``requested`` tokens, capped at the model's positions and (``use_tokenizer``) at the
+    tokenizer's ``model_max_length`` when it sets one."""
+    limit = requested
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if use_tokenizer and tok_max is not None and tok_max < 1_000_000:
+        limit = min(limit, int(tok_max))
+    positions = _token_positions(model)
+    return limit if positions is None else min(limit, positions)
+
+
 class HFTextClassifier(ClassifierMixin, BaseEstimator):
     """A Hugging Face sequence-classification model as a scikit-learn classifier of texts.
 
@@ -1036,8 +1064,9 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
     batch_size : int >= 1, default=32
         Texts per forward pass.
     max_length : int >= 1 or None, default=None
-        Texts are truncated to this many tokens. ``None``: the tokenizer's
-        ``model_max_length``, capped at 512 and at the model's ``max_position_embeddings``.
+        Texts are truncated to this many tokens, capped at the model's positions (its
+        ``max_position_embeddings``, less the two a RoBERTa-style model reserves). ``None``:
+        the tokenizer's ``model_max_length``, capped at 512 and at those positions.
     device : str, torch.device or None, default=None
         ``None``: CUDA when available, else CPU, for a model loaded from a name; a loaded model
         stays where it is. Otherwise the model is moved there.
@@ -1204,16 +1233,8 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
         self._loaded = key
 
     def _max_length(self):
-        if self.max_length is not None:
-            return int(self.max_length)
-        limit = 512
-        tok_max = getattr(self._tokenizer, "model_max_length", None)
-        if tok_max is not None and tok_max < 1_000_000:
-            limit = min(limit, int(tok_max))
-        max_pos = getattr(self._model.config, "max_position_embeddings", None)
-        if isinstance(max_pos, int) and max_pos > 0:
-            limit = min(limit, max_pos)
-        return limit
+        limit = 512 if self.max_length is None else int(self.max_length)
+        return _model_max_length(self._tokenizer, self._model, limit, self.max_length is None)
 
     def fit(self, X=None, y=None):
         """Load the model and tokenizer (no training).

@@ -331,6 +331,24 @@ def test_classifier_batching_and_truncation(hf):
     assert not np.allclose(full[0], full[1])
 
 
+@pytest.mark.parametrize("kind", ["clf", "clf3"])
+def test_classifier_truncates_to_the_positions_a_model_has(hf, kind):
+    # a RoBERTa-style model of 130 position embeddings places 128 tokens (two are reserved);
+    # a tokenizer without model_max_length made the cap 130 and the forward pass failed
+    from transformers import AutoTokenizer
+
+    from skanchors.models import HFTextClassifier
+
+    tokenizer = AutoTokenizer.from_pretrained(hf[kind])
+    tokenizer.model_max_length = int(1e30)
+    long_text = [" ".join(CORPUS * 5)]
+    for max_length in (None, 1000):  # an explicit length is capped alike
+        clf = HFTextClassifier(hf[kind], tokenizer=tokenizer, max_length=max_length)
+        proba = clf.predict_proba(long_text)
+        assert clf._max_length() == 128 and np.isfinite(proba).all()
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
+
+
 def test_classifier_cache(clf, monkeypatch):
     clf.fit()
     counter = _count_forward(clf._model, monkeypatch)

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from ..models import _model_max_length
 from .text import _WORD_RE, TextInstance, _TextSampler, check_documents
 
 __all__ = ["MaskedLMInstance", "MaskedLMSampler"]
@@ -50,17 +51,6 @@ def _special_template(tokenizer):
         if with_special[i : i + k] == without:
             return list(with_special[:i]), list(with_special[i + k :])
     return [], []  # pragma: no cover - tokenizer that alters the text when adding specials
-
-
-def _model_max_length(tokenizer, model, requested):
-    limit = requested
-    tok_max = getattr(tokenizer, "model_max_length", None)
-    if tok_max is not None and tok_max < 1_000_000:
-        limit = min(limit, int(tok_max))
-    max_pos = getattr(getattr(model, "config", None), "max_position_embeddings", None)
-    if isinstance(max_pos, int) and max_pos > 0:
-        limit = min(limit, max_pos)
-    return limit
 
 
 def _install_capture(model):
@@ -125,7 +115,8 @@ class MaskedLMSampler(_TextSampler):
         Where the model runs; ``None`` means CUDA when available, else CPU.
     max_length : int >= 8, default=512
         Longest model input in tokens, special tokens included (also capped by the tokenizer's
-        ``model_max_length`` and the model's ``max_position_embeddings``).
+        ``model_max_length`` and the model's positions: ``max_position_embeddings``, less the
+        two a RoBERTa-style model reserves).
 
     Attributes
     ----------
