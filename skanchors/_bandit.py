@@ -563,6 +563,8 @@ class KLLUCB:
         arms : object
             Has arrays ``n_samples`` and ``n_positives`` (updated in place) and a method
             ``pull(indices, n)`` that draws ``n`` more samples for each arm in ``indices``.
+            An array ``coverage``, when present, breaks ties in estimated precision: the
+            broader rule ranks higher (the anchor search sets it).
         n_best : int
         epsilon : float
             Tolerance: stop when the best excluded arm's upper bound exceeds the worst
@@ -698,7 +700,7 @@ class BatchSAR:
                 # One batch for every surviving arm: a single model call per phase.
                 arms.pull(np.array(surviving), int(max(need.max(), 1)))
             means = arm_means(arms)[surviving]
-            order = np.argsort(-means, kind="stable")
+            order = _ranking(arms, surviving)[::-1]  # best first
             k_left = n_best - len(accepted)
             gap_top = means[order[0]] - means[order[k_left]]
             gap_bottom = means[order[k_left - 1]] - means[order[-1]]
@@ -708,12 +710,10 @@ class BatchSAR:
             else:
                 del surviving[order[-1]]
         if len(accepted) < n_best:
-            means = arm_means(arms)[surviving]
-            order = np.argsort(-means, kind="stable")
+            order = _ranking(arms, surviving)[::-1]
             accepted += [surviving[i] for i in order[: n_best - len(accepted)]]
         chosen = np.array(accepted)
-        means = arm_means(arms)[chosen]
-        return chosen[np.argsort(means, kind="stable")]
+        return chosen[_ranking(arms, chosen)]
 
 
 def arm_means(arms):
@@ -741,9 +741,22 @@ def arm_bounds(arms, indices, beta, side="both"):
     return lb, ub
 
 
-def _ranking(arms):
-    """Arms sorted by estimated precision, ascending; ties broken by index for determinism."""
-    return arm_means(arms).argsort(kind="stable")
+def _ranking(arms, subset=None):
+    """Arms (of ``subset``: positions in it) sorted by estimated precision, ascending.
+
+    Ties in precision go to the broader rule: arms that know their rules' coverage
+    (``arms.coverage``, which the anchor search sets: its objective) rank the larger one
+    higher; then the higher index, for determinism. Without it, bounds="all" made BatchSAR
+    keep the narrowest of three bounds that all held at precision 1 (coverage 0.17, where
+    0.51 held too)."""
+    means = arm_means(arms)
+    coverage = getattr(arms, "coverage", None)
+    if subset is not None:
+        means = means[subset]
+        coverage = None if coverage is None else np.asarray(coverage)[subset]
+    if coverage is None:
+        return means.argsort(kind="stable")
+    return np.lexsort((np.arange(len(means)), coverage, means))
 
 
 def make_bandit(bandit):

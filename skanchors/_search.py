@@ -1331,6 +1331,7 @@ def beam_search(
             break
         cov = dict(zip(candidates, coverage[keep]))
         arms = make_arms(store, candidates, [parent_of[c] for c in candidates])
+        arms.coverage = coverage[keep]  # ties in precision go to the broader rule
         n_best = min(beam_size, len(candidates))
         # A round in which every candidate is confidently below the threshold holds no
         # anchor: its only use is to choose the rules the next round extends, and those are
@@ -1400,6 +1401,7 @@ def beam_search(
     if not pool:  # nothing to add to the empty rule (no informative predicate)
         return SearchResult((), [], False, store, 1.0, delta, groups, width)
     arms = make_arms(store, pool, [parent_of[c] for c in pool])
+    arms.coverage = instance.coverage(pool)
     pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
     best = pool[int(np.asarray(pick)[-1])]
     if getattr(arms, "n_available", None) is not None:

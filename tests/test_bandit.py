@@ -170,6 +170,23 @@ def test_bandits_find_the_top_two_arms(bandit):
 
 
 @pytest.mark.parametrize("bandit", [KLLUCB(), BatchSAR()], ids=["kl-lucb", "batch-sar"])
+@pytest.mark.parametrize("n_best", [1, 2])
+def test_ties_in_precision_go_to_the_broader_rule(bandit, n_best):
+    # four rules that all hold (precision 1): the search maximises coverage, so the bandit
+    # keeps the broadest ones, whatever their order (BatchSAR kept the first, KL-LUCB the last)
+    for coverage in ([0.51, 0.34, 0.17, 0.9], [0.17, 0.34, 0.51, 0.05], [0.3, 0.6, 0.45, 0.2]):
+        coins = Coins([1.0, 1.0, 1.0, 1.0], seed=0)
+        coins.coverage = np.array(coverage)
+        chosen = np.asarray(bandit.select(coins, n_best, epsilon=0.1, delta=0.1, batch_size=20))
+        assert chosen.tolist() == np.argsort(coverage)[-n_best:].tolist()  # best last
+    # without coverage, ties go to the later arm in both
+    coins = Coins([1.0, 1.0, 1.0], seed=0)
+    assert np.asarray(bandit.select(coins, 1, epsilon=0.1, delta=0.1, batch_size=20)).tolist() == [
+        2
+    ]
+
+
+@pytest.mark.parametrize("bandit", [KLLUCB(), BatchSAR()], ids=["kl-lucb", "batch-sar"])
 def test_bandits_are_epsilon_correct(bandit):
     # Arms 0.90 and 0.88 are within epsilon of each other: either is a correct answer.
     means = [0.9, 0.88, 0.4, 0.3]

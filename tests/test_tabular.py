@@ -911,6 +911,29 @@ def test_model_error_in_rows_explained_together_is_raised():
     assert raised and "model crashed" in str(raised[0])
 
 
+@pytest.mark.parametrize("bandit", ["kl-lucb", "batch-sar"])
+@pytest.mark.parametrize("beam_size", [1, 2])
+def test_bounds_all_keeps_the_broadest_bound_that_holds(bandit, beam_size):
+    # class 1 iff b is missing: for a row with b = 2.5 every lower bound "b > e" holds at
+    # precision 1, and the anchor is the broadest (BatchSAR returned the narrowest, 0.17)
+    rng = np.random.default_rng(1)
+    n = 1500
+    b = np.where(rng.uniform(size=n) < 0.3, np.nan, rng.normal(size=n))
+    X = pd.DataFrame({"a": rng.uniform(size=n), "b": b})
+
+    def missing_b(Z):
+        p = pd.isna(pd.DataFrame(Z)["b"]).to_numpy(dtype=float)
+        return np.column_stack([1 - p, p])
+
+    explainer = AnchorExplainer(
+        missing_b, bounds="all", bandit=bandit, beam_size=beam_size, random_state=0
+    ).fit(X)
+    anchor = explainer.explain(pd.DataFrame({"a": [0.5], "b": [2.5]}))[0]
+    edges = explainer.sampler_.bin_edges_[1]
+    assert [(p.feature, p.op, p.value) for p in anchor.predicates] == [("b", ">", edges[0])]
+    assert anchor.precision == 1.0 and anchor.coverage == pytest.approx(anchor.covers(X).mean())
+
+
 def test_score_rows_limits_work(data):
     X = planted_data(n=40, seed=9)
     counts = []
