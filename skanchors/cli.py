@@ -13,6 +13,53 @@ import numpy as np
 __all__ = ["main"]
 
 
+class UsageError(Exception):
+    """A bad option value found after parsing: reported by ``main`` as argparse reports its
+    own (usage, message, exit status 2)."""
+
+
+def _bounded(kind, low=None, high=None, low_open=False, high_open=False):
+    """An argparse ``type`` for numbers of ``kind`` within bounds, with argparse's message."""
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        too_low = low is not None and (value <= low if low_open else value < low)
+        too_high = high is not None and (value >= high if high_open else value > high)
+        if too_low or too_high:
+            left, right = "(" if low_open else "[", ")" if high_open else "]"
+            span = (
+                f"{left}{'-inf' if low is None else low}, {'inf' if high is None else high}{right}"
+            )
+            raise argparse.ArgumentTypeError(f"{value} is outside {span}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+_POSITIVE = _bounded(int, 1)
+
+
+def _n_jobs(text):
+    value = _bounded(int)(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 workers: use a positive number, or -1 for all cores")
+    return value
+
+
+def _row_numbers(text):
+    try:
+        return [int(r) for r in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of row numbers"
+        ) from None
+
+
 def _held_out(anchor, X, predicted, skip=None):
     return anchor.check(X, predicted, exclude=skip)[:2]
 
@@ -20,10 +67,10 @@ def _held_out(anchor, X, predicted, skip=None):
 _N_FRESH = 1000  # fresh perturbations each printed anchor is checked on
 
 
-def _print_anchor(i, anchor, prec, cov, out, explainer, seed):
+def _print_anchor(i, anchor, prec, cov, out, explainer, seed, checked_on="held-out"):
     print(f"\n#{i}: {anchor}", file=out)
     print(
-        f"    held-out precision {prec:.3f}, coverage {cov:.3f} | {anchor.n_model_calls} model "
+        f"    {checked_on} precision {prec:.3f}, coverage {cov:.3f} | {anchor.n_model_calls} model "
         f"calls, {anchor.n_rows_predicted} rows predicted, {anchor.wall_time:.2f} s",
         file=out,
     )
@@ -165,12 +212,16 @@ def cmd_explain(args, out=None):
     reference = _read_table(args.reference)
     data = _read_table(args.data) if args.data else reference
     if args.drop:
+        for name, table in (("--reference", reference), ("--data", data)):
+            missing = [c for c in args.drop if c not in table.columns]
+            if missing:
+                raise UsageError(f"--drop: {missing} not in the columns of {name}")
         reference = reference.drop(columns=args.drop)
         data = data.drop(columns=args.drop)
-    rows = [int(r) for r in args.rows.split(",")] if args.rows else list(range(min(5, len(data))))
+    rows = args.rows if args.rows else list(range(min(5, len(data))))
     bad = [r for r in rows if not 0 <= r < len(data)]
     if bad:
-        raise SystemExit(f"--rows: {bad} out of range for {len(data)} rows of data")
+        raise UsageError(f"--rows: {bad} out of range for {len(data)} rows of data")
     explainer = AnchorExplainer(
         model,
         threshold=args.threshold,
@@ -180,9 +231,11 @@ def cmd_explain(args, out=None):
     ).fit(reference)
     anchors = explainer.explain(data.iloc[rows])
     predicted = model.predict(data)
+    # without --data the rows come from the reference data: not held out
+    checked_on = "held-out" if args.data else "reference-data"
     for r, anchor in zip(rows, anchors):
         prec, cov = _held_out(anchor, data, predicted, skip=r)
-        _print_anchor(r, anchor, prec, cov, out, explainer, args.random_state)
+        _print_anchor(r, anchor, prec, cov, out, explainer, args.random_state, checked_on)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump([a.to_dict() for a in anchors], fh, indent=2)
@@ -238,17 +291,24 @@ def _html_report(top_terms, title):
 def cmd_global(args, out=None):
     """Top words per class over a CSV/TSV of texts (``skanchors global``)."""
     out = sys.stdout if out is None else out
+    import pandas as pd
+
     from .aggregation import GlobalAnchorAggregator
 
     table = _read_table(args.data)
     column = args.text_column
     if column is None:
-        texts = [c for c in table.columns if table[c].dtype == object]
+        # (pandas 3 reads text as its string dtype, earlier versions as object)
+        texts = [
+            c
+            for c in table.columns
+            if pd.api.types.is_object_dtype(table[c]) or pd.api.types.is_string_dtype(table[c])
+        ]
         if not texts:
-            raise SystemExit(f"--data: {args.data} has no text column")
+            raise UsageError(f"--data: {args.data} has no text column")
         column = texts[0]
     elif column not in table.columns:
-        raise SystemExit(f"--text-column: no column {column!r} in {list(table.columns)}")
+        raise UsageError(f"--text-column: no column {column!r} in {list(table.columns)}")
     documents = table[column].fillna("").astype(str).tolist()
     model = _load_text_model(args.model)
     agg = GlobalAnchorAggregator(
@@ -275,8 +335,10 @@ def cmd_global(args, out=None):
         print(f"\nclass {label}", file=out)
         for rank, (word, score) in enumerate(terms, 1):
             print(f"  {rank:3d}. {word:<20s} {score:.4g}", file=out)
+    # strict JSON has no Infinity (inverse_pr scores a word never anchored +inf): null, the
+    # list's order still ranks it
     result = {
-        str(label): [{"word": w, "score": s} for w, s in terms]
+        str(label): [{"word": w, "score": s if np.isfinite(s) else None} for w, s in terms]
         for label, terms in agg.top_terms_.items()
     }
     if args.json:
@@ -297,13 +359,18 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
-        p.add_argument("--threshold", type=float, default=0.95, help="precision threshold")
+        p.add_argument(
+            "--threshold",
+            type=_bounded(float, 0, 1, low_open=True),
+            default=0.95,
+            help="precision threshold, in (0, 1]",
+        )
         p.add_argument("--random-state", type=int, default=0)
-        p.add_argument("--n-jobs", type=int, default=None)
+        p.add_argument("--n-jobs", type=_n_jobs, default=None)
 
     demo = sub.add_parser("demo", help="explain a model on the shipped demo data")
     common(demo)
-    demo.add_argument("--rows", type=int, default=5, help="passengers to explain")
+    demo.add_argument("--rows", type=_POSITIVE, default=5, help="passengers to explain")
     demo.set_defaults(func=cmd_demo)
 
     ex = sub.add_parser("explain", help="explain rows of a CSV with a saved sklearn model")
@@ -311,9 +378,11 @@ def build_parser():
     ex.add_argument("--model", required=True, help="joblib file of a fitted model")
     ex.add_argument("--reference", required=True, help="CSV/TSV of reference (training) data")
     ex.add_argument("--data", help="CSV/TSV with the rows to explain (default: reference)")
-    ex.add_argument("--rows", help="comma-separated row numbers (default: the first 5)")
+    ex.add_argument(
+        "--rows", type=_row_numbers, help="comma-separated row numbers (default: the first 5)"
+    )
     ex.add_argument("--drop", nargs="*", help="columns to drop (e.g. the label)")
-    ex.add_argument("--beam-size", type=int, default=2)
+    ex.add_argument("--beam-size", type=_POSITIVE, default=2)
     ex.add_argument("--json", help="write the anchors as JSON to this file")
     ex.set_defaults(func=cmd_explain)
 
@@ -325,13 +394,22 @@ def build_parser():
     gl.add_argument(
         "--aggregation", default="pr", choices=["pr", "sq", "av", "h", "base", "inverse_pr"]
     )
-    gl.add_argument("-k", type=int, default=20, help="top terms per class")
-    gl.add_argument("--delta", type=float, default=0.1)
-    gl.add_argument("--max-documents", type=int, default=None)
-    gl.add_argument("--batch-size", type=int, default=50, help="documents per anytime step")
-    gl.add_argument("--max-time", type=float, default=None, help="stop after this many seconds")
+    gl.add_argument("-k", type=_POSITIVE, default=20, help="top terms per class")
+    gl.add_argument(
+        "--delta", type=_bounded(float, 0, 1, low_open=True, high_open=True), default=0.1
+    )
+    gl.add_argument("--max-documents", type=_POSITIVE, default=None)
+    gl.add_argument("--batch-size", type=_POSITIVE, default=50, help="documents per anytime step")
+    gl.add_argument(
+        "--max-time",
+        type=_bounded(float, 0, low_open=True),
+        default=None,
+        help="stop after this many seconds",
+    )
     gl.add_argument("--checkpoint", help="save/resume the state in this file")
-    gl.add_argument("--json", help="write the top terms as JSON to this file")
+    gl.add_argument(
+        "--json", help="write the top terms as JSON to this file (infinite scores as null)"
+    )
     gl.add_argument("--html", help="write an HTML report with a bar chart per class")
     gl.add_argument("--verbose", type=int, default=0)
     gl.set_defaults(func=cmd_global)
@@ -340,8 +418,12 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the ``skanchors`` command."""
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as error:
+        parser.error(str(error))  # usage and message on stderr, exit status 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -543,6 +543,51 @@ def test_hugging_face_classifier_and_masked_lm_sampler(hf):
     assert agg.n_documents_seen_ == 6 and agg.n_rows_predicted_ > 0
 
 
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_cli_global_finds_the_text_column_and_writes_strict_json(tmp_path, capfd, dtype):
+    # pandas 3 reads text as its string dtype: "has no text column" came back; and
+    # inverse_pr's infinite scores were written as Infinity, which strict JSON refuses
+    import json
+
+    import joblib
+    import pandas as pd
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    import skanchors.cli
+    from skanchors.cli import main
+
+    labels = [int(bool(set(d.split()) & set(PLANTED))) for d in DOCS]
+    model = make_pipeline(CountVectorizer(), LogisticRegression(C=10)).fit(DOCS, labels)
+    joblib.dump(model, tmp_path / "model.joblib")
+    table = pd.DataFrame({"id": range(len(DOCS)), "text": pd.Series(DOCS, dtype=dtype)})
+    read = skanchors.cli._read_table
+    skanchors.cli._read_table = lambda path: table if str(path).endswith("d.csv") else read(path)
+    try:
+        args = ["global", "--model", str(tmp_path / "model.joblib"), "--data"]
+        args += [str(tmp_path / "d.csv"), "-k", "3", "--aggregation", "inverse_pr"]
+        code = main(args + ["--json", str(tmp_path / "t.json"), "--batch-size", "20"])
+    finally:
+        skanchors.cli._read_table = read
+    assert code == 0 and "class 1" in capfd.readouterr().out
+    text = (tmp_path / "t.json").read_text()
+    top = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert all(len(terms) == 3 for terms in top.values())
+
+
+@pytest.mark.parametrize(
+    "options, message", [(["-k", "0"], "0 is outside [1, inf]"), (["--delta", "2"], "(0, 1)")]
+)
+def test_cli_global_refuses_bad_options_as_usage_errors(tmp_path, capsys, options, message):
+    from skanchors.cli import main
+
+    args = ["global", "--model", "m.joblib", "--data", "d.csv"] + options
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_cli_global_writes_table_json_and_html(tmp_path, capfd):
     import json
 

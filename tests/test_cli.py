@@ -15,7 +15,9 @@ from skanchors._explanation import Anchor
 from skanchors.cli import main
 
 _ANCHOR = re.compile(r"^#\d+: IF .+ THEN PREDICT .+ WITH PRECISION ([\d.]+) AND COVERAGE ([\d.]+)")
-_CHECK = re.compile(r"held-out precision (nan|[\d.]+), coverage ([\d.]+) \| (\d+) model calls")
+_CHECK = re.compile(
+    r"(?:held-out|reference-data) precision (nan|[\d.]+), coverage ([\d.]+) \| (\d+) model calls"
+)
 _FRESH = re.compile(r"^    on 1,000 fresh perturbations: precision ([\d.]+)$")
 
 
@@ -76,7 +78,10 @@ def test_explain_prints_and_writes_the_anchors(saved, capsys):
     args = ["explain", "--model", str(saved / "model.joblib"), "--reference"]
     args += [str(saved / "train.csv"), "--drop", "label", "--rows", "0,3"]
     assert main(args + ["--json", str(saved / "a.json")]) == 0
-    printed = _anchors(capsys.readouterr().out)
+    text = capsys.readouterr().out
+    # without --data the rows are reference rows: their check is not called held-out
+    assert "reference-data precision" in text and "held-out" not in text
+    printed = _anchors(text)
     written = [Anchor.from_dict(d) for d in json.loads((saved / "a.json").read_text())]
     assert len(printed) == len(written) == 2
     for (prec, *_, fresh), anchor in zip(printed, written):
@@ -86,8 +91,46 @@ def test_explain_prints_and_writes_the_anchors(saved, capsys):
         assert prec == pytest.approx(anchor.precision, abs=0.005)
 
 
-def test_explain_rejects_rows_out_of_range(saved):
+def _usage_error(args, capsys):
+    """Exit status and message of a command refused as argparse refuses options."""
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    return exit_.value.code, capsys.readouterr().err
+
+
+def test_explain_rejects_rows_out_of_range(saved, capsys):
     args = ["explain", "--model", str(saved / "model.joblib"), "--reference"]
     args += [str(saved / "train.csv"), "--drop", "label", "--rows", "0,400"]
-    with pytest.raises(SystemExit, match=r"--rows: \[400\] out of range for 400 rows"):
-        main(args)
+    code, err = _usage_error(args, capsys)
+    assert code == 2 and "--rows: [400] out of range for 400 rows" in err
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--rows", "a"], "'a' is not a comma-separated list of row numbers"),
+        (["--drop", "nosuch"], "--drop: ['nosuch'] not in the columns of --reference"),
+        (["--threshold", "1.5"], "1.5 is outside (0, 1]"),
+        (["--n-jobs", "0"], "0 workers"),
+        (["--beam-size", "0"], "0 is outside [1, inf]"),
+    ],
+)
+def test_explain_refuses_bad_options_as_usage_errors(saved, capsys, options, message):
+    # these ended in tracebacks with exit status 1
+    args = ["explain", "--model", str(saved / "model.joblib"), "--reference"]
+    code, err = _usage_error(args + [str(saved / "train.csv")] + options, capsys)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--rows", "-2"], "-2 is outside [1, inf]"),  # explained 266 passengers, exit 0
+        (["--rows", "0"], "0 is outside [1, inf]"),
+        (["--threshold", "0"], "0.0 is outside (0, 1]"),
+        (["--n-jobs", "x"], "'x' is not an integer"),
+    ],
+)
+def test_demo_refuses_bad_options_as_usage_errors(capsys, options, message):
+    code, err = _usage_error(["demo"] + options, capsys)
+    assert code == 2 and message in err
