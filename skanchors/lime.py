@@ -726,6 +726,11 @@ def _weighted_ridge(Z, y, w, alpha):
     The same estimator as scikit-learn's (weighted centring, then the ridge normal
     equations), without its per-call validation, which would dominate the cost of a row.
     """
+    if np.all(y == y[0]):
+        # a constant target (the model never changes its mind on these perturbations): the
+        # fit is the constant itself; centring would leave rounding error of the weighted
+        # mean (1e-17) that the solve turns into weights of 1e-31, which rank as "top terms"
+        return np.zeros(Z.shape[1]), float(y[0])
     z_mean = np.average(Z, axis=0, weights=w)
     y_mean = float(np.average(y, weights=w))
     Zc, yc = _weighted_centred(Z, y, w)

@@ -292,6 +292,14 @@ def test_target_class_and_y_that_are_not_classes_are_refused_in_words(linear):
         explainer.set_params(target_class=[1]).explain(X[:1])
 
 
+def test_a_constant_target_gets_exactly_zero_weights(linear):
+    X, _ = linear
+    constant = LimeExplainer(lambda Z: np.tile([0.9, 0.1], (len(Z), 1)), random_state=0).fit(X)
+    explanation = constant.explain(X[:1])[0]
+    assert not np.any(explanation.weights)  # were 2e-31: rounding error of the centring
+    assert explanation.intercept == 0.9 and explanation.score == 1.0
+
+
 def test_verbose(linear, capsys):
     X, lr = linear
     LimeExplainer(lr, n_samples=50, n_features=2, verbose=1).fit(X).explain(X[:2])

@@ -112,6 +112,29 @@ def test_planted_words_are_the_top_terms(aggregation):
     assert not set(top_words(agg, "ham")) & set(PLANTED)
 
 
+@pytest.mark.parametrize("aggregation", ["sqrt", "average", "homogeneity"])
+def test_a_class_whose_probability_never_moves_has_no_top_terms(aggregation):
+    # UNK perturbations never bring "cash" into the other documents: P(class 0) is the same on
+    # every perturbation, every LIME weight is 0, and class 0 has no top term (rounding error
+    # of 1e-31 ranked "home", "at", "today" there)
+    def model(texts):
+        p = np.array([0.9 if "cash" in t.split() else 0.1 for t in texts])
+        return np.column_stack([1 - p, p])
+
+    docs = ["lunch at home today", "meeting later at home", "cash prize now", "win cash today"]
+    agg = GlobalLimeAggregator(
+        model,
+        k=3,
+        aggregation=aggregation,
+        n_samples=200,
+        min_count=1,
+        stop_words=None,
+        random_state=0,
+    ).fit(docs * 3)
+    assert agg.top_terms_[0] == []
+    assert [w for w, _ in agg.top_terms_[1]][0] == "cash"
+
+
 def test_weights_bookkeeping(fitted):
     spam = fitted.weight_sums_["spam"]
     assert (spam[list(PLANTED)] > 0.5).all()
