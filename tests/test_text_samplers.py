@@ -12,7 +12,7 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skanchors import Predicate
+from skanchors import AnchorExplainer, Predicate
 from skanchors._bandit import make_bandit
 from skanchors._search import SampleStore, beam_search
 from skanchors.datasets import load_movie_reviews
@@ -62,6 +62,33 @@ def test_tokenize_unicode():
     assert words_of("x_1 42 — e-mail ½") == ["x_1", "42", "e", "mail", "½"]
     with pytest.raises(TypeError):
         tokenize(["not", "a", "string"])
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("मुझे हिन्दी पसंद है", ["मुझे", "हिन्दी", "पसंद", "है"]),  # vowel signs, virama (Mc, Mn)
+        ("مُحَمَّد رسول", ["مُحَمَّد", "رسول"]),  # Arabic vowel marks
+        ("שָׁלוֹם עולם", ["שָׁלוֹם", "עולם"]),  # Hebrew points
+        ("தமிழ் মাংলা", ["தமிழ்", "মাংলা"]),  # Tamil, Bengali
+        ("e\u20dd x", ["e\u20dd", "x"]),  # an enclosing mark (Me)
+    ],
+)
+def test_tokenize_keeps_every_script_s_marks_in_the_word(text, words):
+    assert words_of(text) == words
+
+
+def test_a_hindi_word_is_the_anchor():
+    def model(texts):  # class 1 iff the word "हिन्दी" is in the text
+        p = np.array([float("हिन्दी" in t.split()) for t in texts])
+        return np.column_stack([1 - p, p])
+
+    reference = ["हिन्दी भाषा", "यह किताब है", "मुझे हिन्दी पसंद है", "नमस्ते दुनिया"] * 5
+    explainer = AnchorExplainer(model, sampler=UnkSampler(), random_state=0).fit(reference)
+    anchor = explainer.explain(["मुझे हिन्दी पसंद है"])[0]
+    assert anchor.words == ["हिन्दी"] and anchor.precision == 1.0
+    for text in explainer.sample(anchor, 20, random_state=0):
+        assert set(text.split()) <= {"मुझे", "हिन्दी", "पसंद", "है", "UNK"}
 
 
 @pytest.mark.parametrize("sampler", [UnkSampler(), UnkSampler(token=None), CorpusSampler()])

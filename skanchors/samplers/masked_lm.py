@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..models import _model_max_length
-from .text import _WORD_RE, TextInstance, _TextSampler, check_documents
+from .text import TextInstance, _TextSampler, _word_re, check_documents
 
 __all__ = ["MaskedLMInstance", "MaskedLMSampler"]
 
@@ -273,7 +273,7 @@ class MaskedLMSampler(_TextSampler):
             elif piece.startswith("##"):
                 continue
             text = tokenizer.convert_tokens_to_string([piece]).strip()
-            if _WORD_RE.fullmatch(text):
+            if _word_re().fullmatch(text):
                 ids.append(i)
                 words.append(text)
         if len(ids) < 2:

@@ -22,7 +22,9 @@ original character spans, so the punctuation and whitespace between words are ke
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from functools import cached_property
 from numbers import Integral, Real
 
@@ -42,17 +44,37 @@ __all__ = [
     "tokenize",
 ]
 
-# A word: a run of word characters (letters of any script, digits, underscore) that may carry
-# combining accents (decomposed "naïve") and inner apostrophes ("don't", "it’s").
-_WORD = r"\w[\w\u0300-\u036f]*"
-_WORD_RE = re.compile(rf"{_WORD}(?:['\u2019]{_WORD})*")
+# Unicode's marks (categories Mn, Mc, Me) lie in planes 0, 1 and 14; planes 2 and 3 hold only
+# ideographs.
+_MARK_PLANES = (range(0x0, 0x20000), range(0xE0000, 0xF0000))
+
+
+@functools.cache
+def _word_re():
+    """A word: a word character (``\\w``: a letter of any script, a digit, underscore), then
+    word characters and combining marks, so that "naïve" written with a combining diaeresis,
+    Hindi "हिन्दी" (vowel signs, virama) and vocalised Arabic stay one word each; an apostrophe
+    between two such runs stays inside ("don't", "it’s"). Python's ``re`` has no ``\\p{M}``, so
+    the class of marks is built from :mod:`unicodedata` on first use (about 20 ms)."""
+    spans = []
+    for plane in _MARK_PLANES:
+        for cp in plane:
+            if unicodedata.category(chr(cp))[0] == "M":
+                if spans and spans[-1][1] == cp - 1:
+                    spans[-1][1] = cp
+                else:
+                    spans.append([cp, cp])
+    marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+    word = rf"\w[\w{marks}]*"
+    return re.compile(rf"{word}(?:['\u2019]{word})*")
 
 
 def tokenize(text):
     """Split a text into words, with their character spans.
 
     Words are maximal runs of unicode word characters (``\\w``: letters of any script, digits,
-    underscore), combining accents included; an apostrophe (``'`` or ``’``) between two such runs
+    underscore), with the combining marks that follow them (accents, the vowel signs of Indic
+    scripts, Arabic and Hebrew vowel points); an apostrophe (``'`` or ``’``) between two such runs
     stays inside the word (``"don't"`` is one word). Everything else (punctuation, whitespace) is
     the text *between* words; ``text[start:end]`` is exactly the word, so a text can be rebuilt
     from its words and the gaps between them.
@@ -72,10 +94,12 @@ def tokenize(text):
     [('Hello', 0, 5), ('world', 7, 12), ("It's", 14, 18), ('fine', 19, 23)]
     >>> tokenize("Café 東京 ...")
     [('Café', 0, 4), ('東京', 5, 7)]
+    >>> [word for word, _, _ in tokenize("हिन्दी भाषा")]
+    ['हिन्दी', 'भाषा']
     """
     if not isinstance(text, str):
         raise TypeError(f"tokenize expects a str, got {type(text).__name__}.")
-    return [(m.group(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
+    return [(m.group(), m.start(), m.end()) for m in _word_re().finditer(text)]
 
 
 def check_documents(X, name="X", *, allow_wordless=False, allow_empty=False):
@@ -136,7 +160,7 @@ def check_documents(X, name="X", *, allow_wordless=False, allow_empty=False):
         raise ValueError(f"{name} contains no documents.")
     if not allow_wordless:
         for i, doc in enumerate(docs):
-            if _WORD_RE.search(doc) is None:
+            if _word_re().search(doc) is None:
                 raise ValueError(
                     f"{name}[{i}] has no words to explain (it is empty, whitespace or "
                     f"punctuation only): {doc!r:.60}."
