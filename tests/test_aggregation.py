@@ -1,8 +1,10 @@
 """GlobalAnchorAggregator and the aggregation functions (seed 001: Mor, Belinkov, Kimelfeld)."""
 
+import os
 import pickle
 import warnings
 
+import joblib
 import numpy as np
 import pytest
 from planted_corpus import DOCS, FILLER, PLANTED, STOP, PlantedModel, make_docs
@@ -431,6 +433,103 @@ def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path, fitted):
         GlobalAnchorAggregator(PlantedModel(), checkpoint=str(path), **{**FAST, "k": 5}).fit(DOCS)
     state = pickle.dumps(resumed)  # the fitted aggregator pickles (model included)
     assert pickle.loads(state).top_terms_ == resumed.top_terms_
+
+
+@pytest.mark.parametrize("extra", [dict(order="random"), dict(max_documents=45)])
+def test_a_resumed_sampled_or_shuffled_run_equals_an_uninterrupted_one(tmp_path, extra):
+    # the resumed call drew its sample and shuffle from the restored document count, so its
+    # batches matched none of the saved ones: each interrupted document was counted twice
+    params = dict(FAST, **extra)
+    path = str(tmp_path / "state.joblib")
+    first = GlobalAnchorAggregator(
+        PlantedModel(), checkpoint=path, callback=lambda a: a.n_documents_seen_ >= 20, **params
+    ).fit(DOCS)
+    assert first.stopped_early_ and first.n_documents_seen_ == 20
+    whole = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "holds batches that this call was not given": false
+        resumed = GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **params).fit(DOCS)
+        again = GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **params).fit(DOCS)
+    assert resumed.n_documents_seen_ == whole.n_documents_seen_ == extra.get("max_documents", 60)
+    assert resumed.document_counts_.sort_index().equals(whole.document_counts_.sort_index())
+    assert resumed.positive_counts_.sort_index().equals(whole.positive_counts_.sort_index())
+    assert again.n_documents_seen_ == whole.n_documents_seen_  # a finished run: all replayed
+
+
+_RESUME_SCRIPT = """
+import sys
+import numpy as np
+from skanchors import GlobalAnchorAggregator
+
+def model(texts):
+    p = np.array([float("win" in t.split()) for t in texts])
+    return np.column_stack([1 - p, p])
+
+stops = {"hello", "there", "now", "big", "the", "a", "an", "of", "to", "in"}
+agg = GlobalAnchorAggregator(model, stop_words=stops, min_count=1, batch_size=10,
+                             random_state=np.random.RandomState(0), checkpoint=sys.argv[1])
+agg.fit(["win cash now", "hello friend", "win big prize", "hello there friend"] * 5)
+print(repr(stops), agg.n_documents_seen_)
+"""
+
+
+def test_a_checkpoint_resumes_in_another_process(tmp_path):
+    # parameters were compared by repr(): a set's order changes with the hash seed and a
+    # RandomState's repr holds its address, so no new process could resume
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "state.joblib")
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run(
+            [sys.executable, "-c", _RESUME_SCRIPT, path], env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout.rsplit(" ", 1))
+    assert outputs[0][0] != outputs[1][0]  # the two processes order the set differently
+    assert outputs[0][1].strip() == outputs[1][1].strip() == "20"
+
+
+def test_a_checkpoint_refuses_another_sampler_or_version(tmp_path):
+    from skanchors.samplers import CorpusSampler
+
+    path = str(tmp_path / "state.joblib")
+    GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[:20])
+    with pytest.raises(ValueError, match="other parameters.*sampler"):
+        GlobalAnchorAggregator(
+            PlantedModel(), checkpoint=path, sampler=CorpusSampler(), **FAST
+        ).fit(DOCS[:20])
+    with pytest.raises(ValueError, match="other parameters.*max_documents"):
+        GlobalAnchorAggregator(PlantedModel(), checkpoint=path, max_documents=10, **FAST).fit(
+            DOCS[:20]
+        )
+    state = joblib.load(path)
+    joblib.dump(dict(state, version=1), path)
+    with pytest.raises(ValueError, match="another version of skanchors .format 1"):
+        GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[:20])
+
+
+@pytest.mark.parametrize("order", ["confidence", "random"])
+def test_unprocessed_indices_name_the_documents_an_interrupt_left(order):
+    model = PlantedModel()
+    params = dict(FAST, order=order)
+
+    def fail_after_two_batches(agg):
+        model.fail = agg.n_documents_seen_ >= 20
+
+    agg = GlobalAnchorAggregator(model, callback=fail_after_two_batches, **params)
+    assert agg.fit(DOCS[:10]).unprocessed_indices_.size == 0
+    with pytest.raises(RuntimeError, match="model crashed"):
+        agg.fit(DOCS)
+    left = agg.unprocessed_indices_
+    assert left.size == 40 and np.all(np.diff(left) > 0)
+    model.fail = False
+    agg.set_params(callback=None).partial_fit([DOCS[i] for i in left])
+    assert agg.n_documents_seen_ == len(DOCS) and agg.unprocessed_indices_.size == 0
+    whole = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
+    assert agg.document_counts_.sort_index().equals(whole.document_counts_.sort_index())
 
 
 def test_a_corrupt_checkpoint_is_named(tmp_path):

@@ -245,6 +245,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         self.history_ = []
         self.stopped_early_ = False
         self._state = True
+        self._resume_from = None  # set by a loaded checkpoint (_plan)
+        self._call_start = 0
+        self.unprocessed_indices_ = np.zeros(0, dtype=np.intp)
         self._init_state()
         self._publish()
 
@@ -260,32 +263,42 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     # ---------------------------------------------------------------- the loop
     def _plan(self, docs):
-        """Order (and sample) the documents of one call; returns (docs, targets)."""
+        """Order (and sample) the documents of one call; returns (docs, targets, positions),
+        ``positions`` the index in the call's ``X`` of each planned document.
+
+        The sample and the shuffle are seeded by the number of documents seen before the
+        call; a call that resumes a checkpoint uses the number the interrupted call started
+        from, so that it plans the same batches and skips exactly those already counted."""
+        seen = self.n_documents_seen_
+        if self._resume_from is not None:
+            seen, self._resume_from = self._resume_from, None
+        self._call_start = seen
         idx = np.arange(len(docs))
         if self.max_documents is not None:
-            room = max(self.max_documents - self.n_documents_seen_, 0)
+            room = max(self.max_documents - seen, 0)
             if len(idx) > room:
-                rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 1])
+                rng = np.random.default_rng([self._seed_base, seen, 1])
                 idx = np.sort(rng.choice(idx, size=room, replace=False))
-        docs = [docs[i] for i in idx.tolist()]
-        if not docs:
-            return [], np.zeros(0, dtype=int)
-        proba = self.model_.predict_proba(docs)
+        planned = [docs[i] for i in idx.tolist()]
+        if not planned:
+            return [], np.zeros(0, dtype=int), idx
+        proba = self.model_.predict_proba(planned)
         targets = proba.argmax(axis=1)
         if self.order == "confidence":
             order = np.argsort(-proba.max(axis=1), kind="stable")
         elif self.order == "random":
-            rng = np.random.default_rng([self._seed_base, self.n_documents_seen_, 2])
-            order = rng.permutation(len(docs))
+            rng = np.random.default_rng([self._seed_base, seen, 2])
+            order = rng.permutation(len(planned))
         else:
-            order = np.arange(len(docs))
-        return [docs[i] for i in order.tolist()], targets[order]
+            order = np.arange(len(planned))
+        return [planned[i] for i in order.tolist()], targets[order], idx[order]
 
     def _run(self, docs):
         """The anytime loop: one batch at a time, the answer published after each."""
         start = time.perf_counter()
         self.stopped_early_ = False
-        docs, targets = self._plan(docs)
+        docs, targets, positions = self._plan(docs)
+        self.unprocessed_indices_ = positions.copy()  # until each batch is done
         prepared = self._start_run(docs, targets)
         bs = self.batch_size
         batches = [list(range(s, min(s + bs, len(docs)))) for s in range(0, len(docs), bs)]
@@ -296,9 +309,11 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                 t0 = time.perf_counter()
                 if not self._process_batch(docs, targets, prepared, batch):
                     done = b + 1
+                    self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
                     self._report(bar, len(batch), skipped=True)
                     continue
                 done = b + 1
+                self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
                 self.elapsed_time_ += time.perf_counter() - t0
                 self._record()
                 self._publish()

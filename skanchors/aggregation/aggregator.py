@@ -125,6 +125,7 @@ from numbers import Integral, Real
 import joblib
 import numpy as np
 from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -142,9 +143,11 @@ _MAX_ROUNDS = 20  # a token is decided by its mean after 20 * sample_size sample
 # Share of the occurrences skipped by candidate filtering that are tested all the same, chosen
 # at random, so that the totals sum_w A+(w, c) and sum_w A-(w, c) in G_pr stay unbiased.
 _AUDIT_SHARE = 0.1
+# 4: the sampler and max_documents compared, parameters described independently of the
+# process (sets sorted, no object addresses), the seed and the interrupted call's start saved;
 # 3: adaptive_threshold=True is the "confidence" mode; 2: blake2b batch keys, audit counts;
 # 1: joblib.hash, no audit
-_CHECKPOINT_VERSION = 3
+_CHECKPOINT_VERSION = 4
 # Parameters that change the counts: a checkpoint written with other values is refused.
 _STATE_PARAMS = (
     "aggregation",
@@ -161,9 +164,11 @@ _STATE_PARAMS = (
     "stop_words",
     "min_count",
     "lowercase",
+    "max_documents",
     "order",
     "batch_size",
     "random_state",
+    "sampler",
 )
 
 
@@ -255,8 +260,10 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         the current answer (``stopped_early_`` is True).
     checkpoint : str, path or None, default=None
         File where the state (counts, not the model) is saved after each batch. A new
-        aggregator with the same file and parameters resumes from it: batches already counted
-        are skipped. Its counts are kept whatever documents the new call is given; a call that
+        aggregator with the same file and parameters (the sampler and ``max_documents``
+        included), in this process or a new one, resumes from it: the call plans the same
+        sample and order of documents as the interrupted one, and batches already counted are
+        skipped. Its counts are kept whatever documents the new call is given; a call that
         does not contain all the saved batches warns (a checkpoint of another corpus).
     callback : callable or None, default=None
         Called as ``callback(aggregator)`` after each batch; returning True stops the run.
@@ -295,7 +302,13 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     history_ : list of dict
         One entry per batch: documents seen, elapsed time, rows predicted, tokens tested.
     stopped_early_ : bool
-        The last call stopped before its last batch (``max_time`` or ``callback``).
+        The last call stopped before its last batch (``max_time`` or ``callback``) or was
+        interrupted.
+    unprocessed_indices_ : ndarray of int
+        Positions in the last call's ``X`` of the documents it did not process (ascending):
+        empty after a complete call; after ``max_time``, ``callback`` or an exception, pass
+        ``[X[i] for i in unprocessed_indices_]`` to :meth:`partial_fit` to count each
+        document once.
     model_ : ProbabilityModel
     sampler_ : fitted sampler
 
@@ -711,7 +724,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     # ---------------------------------------------------------------- checkpoint
     def _state_params(self):
         params = self.get_params(deep=False)
-        return {k: repr(params[k]) for k in _STATE_PARAMS}
+        described = {k: _describe(params[k]) for k in _STATE_PARAMS}
+        described["stop_words"] = repr(sorted(self._stops))  # "english" and its list alike
+        return described
 
     def _save_checkpoint(self):
         if self.checkpoint is None:
@@ -729,6 +744,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             occ=self._occ,
             doc_freq=self._doc_freq,
             done=dict(self._done),
+            seed_base=self._seed_base,
+            call_start=self._call_start,
             counters=dict(
                 n_documents_seen_=self.n_documents_seen_,
                 n_tokens_tested_=self.n_tokens_tested_,
@@ -765,9 +782,15 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
                 f"checkpoint {self.checkpoint!r} could not be read as a GlobalAnchorAggregator "
                 f"state ({type(error).__name__}: {error}); delete it or use another file."
             ) from error
-        if not isinstance(state, dict) or state.get("version") != _CHECKPOINT_VERSION:
+        if not isinstance(state, dict) or "version" not in state:
             raise ValueError(
                 f"checkpoint {self.checkpoint!r} is not a GlobalAnchorAggregator state."
+            )
+        if state["version"] != _CHECKPOINT_VERSION:
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} was written by another version of skanchors "
+                f"(format {state['version']}; this one reads format {_CHECKPOINT_VERSION}); "
+                "use another checkpoint file."
             )
         mine = self._state_params()
         diff = {k: (v, mine.get(k)) for k, v in state["params"].items() if mine.get(k) != v}
@@ -791,6 +814,10 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         self._pending_c = np.zeros_like(self._a_pos)
         self._done = Counter(state["done"])
         self._replay = Counter(state["done"])
+        # the interrupted run's random streams, and the document count its call started
+        # from: the resumed call plans the same sample and order (_plan)
+        self._seed_base = state["seed_base"]
+        self._resume_from = state["call_start"]
         for name, value in state["counters"].items():
             setattr(self, name, value)
         self.history_ = list(state["history"])
@@ -800,6 +827,23 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
 
 
 # ------------------------------------------------------------------------- workers
+def _describe(value):
+    """A parameter as a checkpoint compares it: the same in every process (sets sorted,
+    estimators by class and parameters, other objects by type: no memory addresses)."""
+    if isinstance(value, (set, frozenset)):
+        return repr(sorted(value, key=repr))
+    if isinstance(value, (list, tuple)):
+        return repr([_describe(v) for v in value])
+    if isinstance(value, BaseEstimator):
+        params = sorted(value.get_params(deep=False).items())
+        return f"{type(value).__qualname__}({', '.join(f'{k}={_describe(v)}' for k, v in params)})"
+    if isinstance(value, np.random.RandomState):
+        return "RandomState"  # its position is not comparable; the saved seeds are used
+    if value is None or isinstance(value, (str, bytes, bool, int, float, np.generic)):
+        return repr(value)
+    return type(value).__qualname__
+
+
 def _batch_key(docs):
     """Identity of a batch of documents (its texts, in order) for the checkpoint."""
     h = hashlib.blake2b(digest_size=16)

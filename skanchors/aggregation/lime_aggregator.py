@@ -163,6 +163,13 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
     history_ : list of dict
         One entry per batch: documents seen, elapsed time, rows predicted.
     stopped_early_ : bool
+        The last call stopped before its last batch (``max_time`` or ``callback``) or was
+        interrupted.
+    unprocessed_indices_ : ndarray of int
+        Positions in the last call's ``X`` of the documents it did not process (ascending):
+        empty after a complete call; after ``max_time``, ``callback`` or an exception, pass
+        ``[X[i] for i in unprocessed_indices_]`` to :meth:`partial_fit` to count each
+        document once.
     model_ : ProbabilityModel
     sampler_ : fitted sampler
     explainer_ : LimeExplainer
