@@ -336,6 +336,36 @@ def test_unseen_category_value_is_sampled_from_the_instance():
     assert anchor.precision == 1.0 and anchor.coverage == 0.0
 
 
+@pytest.mark.parametrize("ordered", [False, True])
+def test_an_unseen_category_keeps_the_column_categorical(ordered):
+    # concatenating categoricals of other categories made the column object: a model
+    # reading .cat (as LightGBM and XGBoost do) crashed inside explain
+    rng = np.random.default_rng(0)
+    categories = ["a", "b", "c"]
+    X = pd.DataFrame(
+        {
+            "c": pd.Categorical(rng.choice(categories, 300), categories, ordered=ordered),
+            "x": rng.normal(size=300),
+        }
+    )
+    dtypes = []
+
+    def model(Z):
+        dtypes.append(Z["c"].dtype)
+        p = (Z["c"].cat.codes.to_numpy() == 3).astype(float)  # the category "d"
+        return np.column_stack([1 - p, p])
+
+    row = pd.DataFrame(
+        {"c": pd.Categorical(["d"], categories + ["d"], ordered=ordered), "x": [0.0]}
+    )
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    dtypes.clear()
+    anchor = explainer.explain(row)[0]
+    assert [str(p) for p in anchor.predicates] == ["c = d"] and anchor.precision == 1.0
+    assert {str(d) for d in dtypes} == {"category"}
+    assert all(list(d.categories) == categories + ["d"] and d.ordered == ordered for d in dtypes)
+
+
 def test_unseen_category_value_in_an_array_reaches_the_model():
     # Arrays decode all features from one flat value array; a value the reference data
     # never had is the explained row's own and must reach the model as itself.
@@ -359,6 +389,32 @@ def test_unseen_category_value_in_an_array_reaches_the_model():
     decoded = inst.decode(keys)
     assert decoded.dtype == X.dtype
     assert all((row == X).all(axis=1).any() for row in decoded)
+
+
+@pytest.mark.parametrize("value", [np.nan, 2.5])
+def test_an_integer_reference_array_passes_the_row_s_own_values_intact(value):
+    # the row's NaN (or 2.5) was cast back to the int64 reference dtype: the model saw
+    # INT64_MIN (or 2) for the rule "x0 is missing" (or "x0 = 2.5") and found no anchor
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, (400, 2))
+    seen = []
+
+    def model(Z):
+        seen.append(np.asarray(Z[:, 0], dtype=float))
+        p = (np.isnan(Z[:, 0]) | (Z[:, 0] == 2.5)).astype(float)
+        return np.column_stack([1 - p, p])
+
+    explainer = AnchorExplainer(model, categorical_features=[0], random_state=0).fit(X)
+    anchor = explainer.explain(np.array([[value, 3.0]]))[0]
+    assert [str(p) for p in anchor.predicates] == [
+        "x0 is missing" if np.isnan(value) else "x0 = 2.5"
+    ]
+    assert anchor.is_anchor and anchor.precision == 1.0
+    shown = np.concatenate(seen)
+    assert np.isin(shown, np.arange(10.0)).sum() + np.sum(np.isnan(shown) | (shown == 2.5)) == (
+        shown.size
+    )
+    assert explainer.perturbation_precision(anchor, 200, random_state=0) == 1.0
 
 
 def test_rows_with_different_unseen_values_never_share_predictions():

@@ -601,6 +601,25 @@ class TabularSampler(BaseEstimator):
         return [f"x{j}" for j in range(self.n_features_in_)]
 
 
+def _with_value(values, column):
+    """The reference's values of a column and the row's own value (``column``, 1 row): a
+    categorical stays categorical, its categories extended (concatenating categoricals of
+    other categories gives an object column, which a model reading ``.cat`` cannot take)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        value = column.iloc[0]
+        categorical = pd.Categorical(values)
+        if pd.isna(value):
+            code = -1
+        else:
+            if value not in categorical.categories:
+                categorical = categorical.add_categories([value])
+            code = categorical.categories.get_loc(value)
+        return pd.Categorical.from_codes(
+            np.append(categorical.codes, code), dtype=categorical.dtype
+        )
+    return pd.concat([pd.Series(values), column], ignore_index=True).array
+
+
 class TabularInstance:
     """Sampler for one explained row; see :mod:`skanchors._search` for the protocol.
 
@@ -638,14 +657,19 @@ class TabularInstance:
                 code = len(self._values[j])
                 self._own_values = True
                 if not is_array:
-                    self._values[j] = pd.concat(
-                        [pd.Series(self._values[j]), data.iloc[:, j]], ignore_index=True
-                    ).array
+                    self._values[j] = _with_value(self._values[j], data.iloc[:, j])
                 else:
                     value = np.array([row[j]], dtype=data.dtype)
                     self._values[j] = np.concatenate([self._values[j], value])
             x_codes[j] = code
         self.x_codes = x_codes
+        # An array's values reach the model in the reference data's dtype, widened to hold the
+        # row's own values (NaN or 2.5 in an integer reference would be cast to garbage).
+        self._array_dtype = None
+        if is_array:
+            self._array_dtype = parent._dtype
+            if self._own_values:
+                self._array_dtype = np.result_type(parent._dtype, *self._values)
         self._hash_flat = parent._hash_flat
         # the appended values get their intervals too, when hash_rows first needs them (the
         # compiled stream windows hash the reference rows' own codes and never do)
@@ -1120,7 +1144,7 @@ class TabularInstance:
         if self._flat is None:
             self._flat = _flatten(self._values) if self._own_values else parent._flat_values()
         flat, offsets = self._flat
-        return flat.take(keys + offsets).astype(parent._dtype, copy=False)
+        return flat.take(keys + offsets).astype(self._array_dtype, copy=False)
 
     def _covered_bits(self, anchor):
         bits = self._bits[anchor[0]].copy()
