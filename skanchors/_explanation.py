@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import decimal
 import html
 import json
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -19,12 +21,48 @@ _OPS = ("==", "<=", ">", "isna", "contains")
 
 
 def _plain(value):
-    """JSON-safe version of a numpy/pandas scalar."""
+    """JSON-safe version of a numpy/pandas scalar; an interval (a ``pd.cut`` category) or a
+    Decimal becomes a tagged dict that :func:`_unplain` turns back."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, pd.Interval):
+        return {"interval": [_plain(value.left), _plain(value.right)], "closed": value.closed}
+    if isinstance(value, decimal.Decimal):
+        return {"decimal": str(value)}
+    if isinstance(value, tuple):  # a MultiIndex column name
+        return {"tuple": [_plain(v) for v in value]}
     return value
+
+
+def _unplain(value):
+    """Inverse of :func:`_plain`."""
+    if isinstance(value, dict):
+        if set(value) == {"interval", "closed"}:
+            left, right = (_unplain(v) for v in value["interval"])
+            return pd.Interval(left, right, closed=value["closed"])
+        if set(value) == {"decimal"}:
+            return decimal.Decimal(value["decimal"])
+        if set(value) == {"tuple"}:
+            return tuple(_unplain(v) for v in value["tuple"])
+    return value
+
+
+def _step_indices(step, predicates):
+    """``{"indices": [...]}``: where a step's predicates are among the anchor's (a text
+    anchor's two "good" print alike but keep different words), or nothing."""
+    try:
+        return {"indices": [predicates.index(p) for p in step.predicates]}
+    except ValueError:
+        return {}
+
+
+def _unserialisable(value):
+    raise TypeError(
+        f"an anchor holds a {type(value).__name__} ({value!r:.60}), which JSON cannot hold; "
+        "to_dict() keeps it, and pickle or joblib keep the whole anchor."
+    )
 
 
 def _number(value):
@@ -112,7 +150,11 @@ class Predicate:
         X = np.asarray(X, dtype=object if np.asarray(X).dtype == object else None)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
-        index = self.feature if isinstance(self.feature, (int, np.integer)) else self.position
+        # the position in the reference data; an integer name is a position only without one
+        # (columns named [1, 0] have the name 1 at position 0)
+        index = self.position
+        if index is None and isinstance(self.feature, (int, np.integer)):
+            index = int(self.feature)
         if index is None or index >= X.shape[1]:
             raise KeyError(f"X has {X.shape[1]} columns; predicate '{self}' needs {index}.")
         return pd.Series(X[:, index])
@@ -326,10 +368,18 @@ class Anchor:
         """
         if isinstance(X, str):
             raise TypeError("X must be a collection of rows or documents, not a single string.")
-        if any(p.op == "contains" for p in self.predicates):  # a text anchor: documents
-            from .samplers.text import check_documents
+        words = Counter(p.value for p in self.predicates if p.op == "contains")
+        if words:  # a text anchor: documents
+            from .samplers.text import check_documents, tokenize
 
             X = check_documents(X, allow_wordless=True, allow_empty=True)
+            if max(words.values()) > 1:
+                # a word the anchor keeps twice must occur twice: "good AND good"
+                def holds(doc):
+                    found = Counter(w for w, _, _ in tokenize(doc))
+                    return all(found[w] >= m for w, m in words.items())
+
+                return np.array([holds(doc) for doc in X], dtype=bool)
         n = len(X)
         mask = np.ones(n, dtype=bool)
         for p in self.predicates:
@@ -412,6 +462,7 @@ class Anchor:
             "steps": [
                 {
                     "predicates": [str(p) for p in s.predicates],
+                    **_step_indices(s, self.predicates),
                     "precision": _number(s.precision),
                     "coverage": _number(s.coverage),
                 }
@@ -425,6 +476,7 @@ class Anchor:
 
     def to_json(self, **kwargs):
         """JSON string of :meth:`to_dict`; keyword arguments go to :func:`json.dumps`."""
+        kwargs.setdefault("default", _unserialisable)
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
@@ -439,8 +491,13 @@ class Anchor:
                 f"{sorted(data)[:10]})."
             )
         try:
-            preds = tuple(Predicate(**p) for p in data["predicates"])
-        except TypeError as error:
+            preds = tuple(
+                Predicate(
+                    **{k: _unplain(v) if k in ("feature", "value") else v for k, v in p.items()}
+                )
+                for p in data["predicates"]
+            )
+        except (TypeError, AttributeError) as error:
             raise ValueError(
                 "data['predicates'] must list dicts with the keys feature, op, value and "
                 f"position: {error}."
@@ -448,7 +505,9 @@ class Anchor:
         by_str = {str(p): p for p in preds}
         steps = [
             Step(
-                tuple(by_str.get(s, s) for s in step["predicates"]),
+                tuple(preds[i] for i in step["indices"])
+                if "indices" in step
+                else tuple(by_str.get(s, s) for s in step["predicates"]),
                 _float(step["precision"]),
                 _float(step["coverage"]),
             )
@@ -456,7 +515,7 @@ class Anchor:
         ]
         return cls(
             predicates=preds,
-            prediction=data["prediction"],
+            prediction=_unplain(data["prediction"]),
             precision=_float(data["precision"]),
             coverage=_float(data["coverage"]),
             is_anchor=data["is_anchor"],

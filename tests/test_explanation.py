@@ -264,3 +264,62 @@ def test_a_document_word_that_reads_as_the_rule_s_own_is_quoted():
     assert str(rule).startswith('IF "AND" AND bad THEN PREDICT 0')
     assert rule.words == ["AND", "bad"]
     assert str(Predicate("and", "contains", "and", 0)) == "and"
+
+
+def test_json_keeps_intervals_decimals_and_tuple_column_names():
+    # a pd.cut category, a Decimal (read_sql) and a MultiIndex column: to_json raised
+    # TypeError on the first two, and from_json gave the tuple back as an unhashable list
+    import decimal
+
+    rng = np.random.default_rng(0)
+    prices = [decimal.Decimal(v) for v in ("9.99", "19.99", "29.99")]
+    X = pd.DataFrame(
+        {
+            ("price", "v"): pd.Series([prices[i] for i in rng.integers(0, 3, 300)], dtype=object),
+            ("age", "group"): pd.cut(rng.uniform(0, 60, 300), [0, 12, 30, 60]),
+            ("x", ""): rng.normal(size=300),
+        }
+    )
+    young = pd.Interval(0, 12)
+
+    def model(Z):
+        p = ((Z[("price", "v")] == prices[0]) & (Z[("age", "group")] == young)).to_numpy()
+        return np.column_stack([1 - p, p]).astype(float)
+
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    rule = explainer.explain(X[model(X)[:, 1] == 1].iloc[[0]])[0]
+    assert {(p.feature, p.value) for p in rule.predicates} == {
+        (("price", "v"), prices[0]),
+        (("age", "group"), young),
+    }
+    back = Anchor.from_json(rule.to_json())
+    assert back == rule and back.covers(X).tolist() == rule.covers(X).tolist()
+    assert back.covers(X).sum() == (model(X)[:, 1] == 1).sum()
+
+
+def test_to_json_names_a_value_json_cannot_hold():
+    rule = Anchor((Predicate("x", "==", object(), 0),), 1, 1.0, 0.5, True, 0.95)
+    with pytest.raises(TypeError, match="an anchor holds a object .* pickle or joblib"):
+        rule.to_json()
+
+
+def test_a_word_kept_twice_must_occur_twice():
+    # "IF good AND good" covered every document with one "good": check() gave 0.5 to a rule
+    # that is exact, its coverage counted single occurrences, and from_json pointed both
+    # steps at the second "good"
+    from skanchors.samplers import UnkSampler
+
+    def model(texts):
+        p = np.array([float(t.split().count("good") >= 2) for t in texts])
+        return np.column_stack([1 - p, p])
+
+    reference = ["good good", "good bad", "bad", "good"] * 5
+    explainer = AnchorExplainer(model, sampler=UnkSampler(), random_state=0).fit(reference)
+    rule = explainer.explain(["good bad good"])[0]
+    assert rule.words == ["good", "good"] and [p.position for p in rule.predicates] == [0, 2]
+    assert rule.coverage == 0.25
+    docs = ["good bad", "good good", "bad", "good x good"]
+    assert rule.covers(docs).tolist() == [False, True, False, True]
+    assert rule.check(docs, model(docs).argmax(axis=1)).precision == 1.0
+    back = Anchor.from_json(rule.to_json())
+    assert [s.predicates for s in back.steps] == [s.predicates for s in rule.steps]

@@ -417,6 +417,21 @@ def test_an_integer_reference_array_passes_the_row_s_own_values_intact(value):
     assert explainer.perturbation_precision(anchor, 200, random_state=0) == 1.0
 
 
+@pytest.mark.parametrize("names", [[1, 0], [0, 1, 5]])
+def test_covers_reads_an_array_by_position_when_columns_are_named_by_numbers(names):
+    # the integer name was taken for the position: columns [1, 0] read the wrong column
+    # (0 rows covered instead of 179) and [0, 1, 5] raised KeyError
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({name: rng.uniform(size=300) for name in names})
+    last = names[-1]
+    X[last] = rng.choice(["a", "b"], 300)
+    model = lambda Z: np.column_stack([Z[last] != "a", Z[last] == "a"]).astype(float)  # noqa: E731
+    anchor = AnchorExplainer(model, random_state=0).fit(X).explain(X[X[last] == "a"].iloc[[0]])[0]
+    assert [(p.feature, p.position) for p in anchor.predicates] == [(last, len(names) - 1)]
+    assert anchor.covers(X.to_numpy()).tolist() == anchor.covers(X).tolist()
+    assert anchor.covers(X).sum() == (X[last] == "a").sum()
+
+
 def test_rows_with_different_unseen_values_never_share_predictions():
     # Both unseen values get the same code in the sampler; their samples must not be taken
     # for each other's in the prediction cache.
@@ -1295,9 +1310,18 @@ def test_date_and_duration_columns_are_refused_by_name(make):
     model = lambda X: np.tile([0.5, 0.5], (len(X), 1))  # noqa: E731
     with pytest.raises(ValueError, match=r"\['when', 'wait', 'month'\] of X hold dates"):
         make(model).fit(X)
-    with pytest.raises(ValueError, match=r"X\['when'\]\.dt\.year"):
+    with pytest.raises(ValueError, match=r"pd\.to_datetime\(X\['when'\]\)\.dt\.year"):
         make(model, categorical_features=["when"]).fit(X[["a", "when"]])
     make(model).fit(X.assign(when=X["when"].dt.year)[["a", "when"]])  # numbers: fine
+    # Python dates in an object column (.dt.date, read_sql) and categories that are dates
+    # slipped through, and to_json failed on them later
+    for held, kind in [
+        (X["when"].dt.date.astype(object), "date"),
+        (X["when"].astype("category"), "datetime64"),
+        (pd.Series([pd.Timedelta(days=d) for d in range(10)], dtype=object), "timedelta"),
+    ]:
+        with pytest.raises(ValueError, match=rf"\['day'\] of X hold dates.*{kind}"):
+            make(model).fit(pd.DataFrame({"a": X["a"], "day": held}))
 
 
 @pytest.mark.parametrize("dtype", ["object", "category"])

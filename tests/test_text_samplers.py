@@ -318,15 +318,17 @@ def test_reference_coverage_matches_brute_force(reviews):
     doc = "the film is a charming , funny and smart comedy , but the end is too long ."
     inst = sampler.instance(doc)
     word_sets = [set(words_of(d)) for d in reviews]
+    word_counts = [Counter(words_of(d)) for d in reviews]
     rng = np.random.default_rng(0)
     anchors = [(), (0,), (1,), (0, 9), (0, 12)] + [
         tuple(sorted(rng.choice(inst.n_predicates, size=k, replace=False)))
         for k in (1, 2, 2, 3, 4)
         for _ in range(4)
     ]
+    anchors.append((0, 1, 10))  # "the" twice: documents with two of them
     for anchor in anchors:
-        words = {inst.words[p] for p in anchor}
-        expected = np.mean([words <= s for s in word_sets])
+        need = Counter(inst.words[p] for p in anchor)
+        expected = np.mean([all(c[w] >= m for w, m in need.items()) for c in word_counts])
         assert inst.reference_coverage(anchor) == pytest.approx(expected)
         assert inst.reference_coverage(anchor) == inst.reference_coverage(anchor)
     # The same word at two positions is two predicates that cover the same documents.
@@ -335,6 +337,7 @@ def test_reference_coverage_matches_brute_force(reviews):
     assert inst.reference_coverage((0, 1)) == pytest.approx(
         np.mean([{"the", "film"} <= s for s in word_sets])
     )
+    assert 0 < inst.reference_coverage((0, 10)) < inst.reference_coverage((0,))
     assert sampler.instance("zzzunseen word").reference_coverage((0,)) == 0.0
     start = time.perf_counter()
     for _ in range(2000):

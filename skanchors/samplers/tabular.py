@@ -1432,18 +1432,26 @@ def _fitted_edges(discretizer, num):
 def _refuse_dates(frame):
     """Dates, times and durations are neither bins nor categories the rules could print: every
     date would be a category of its own, and a Timestamp no JSON can hold."""
-    dated = {
-        name: str(dtype)
-        for name, dtype in frame.dtypes.items()
-        if pd.api.types.is_datetime64_any_dtype(dtype)
-        or pd.api.types.is_timedelta64_dtype(dtype)
-        or isinstance(dtype, pd.PeriodDtype)
-    }
+    dated = {}
+    for name, dtype in frame.dtypes.items():
+        held = dtype.categories.dtype if isinstance(dtype, pd.CategoricalDtype) else dtype
+        if (
+            pd.api.types.is_datetime64_any_dtype(held)
+            or pd.api.types.is_timedelta64_dtype(held)
+            or isinstance(held, pd.PeriodDtype)
+        ):
+            dated[name] = str(held)
+        elif pd.api.types.is_object_dtype(held):
+            # Python dates and times in an object column (.dt.date, read_sql)
+            kind = pd.api.types.infer_dtype(frame[name], skipna=True)
+            if kind in ("date", "datetime", "datetime64", "time", "timedelta", "period"):
+                dated[name] = kind
     if dated:
         name = next(iter(dated))
         raise ValueError(
             f"Feature(s) {list(dated)} of X hold dates, times or durations "
             f"({', '.join(sorted(set(dated.values())))}); anchors need numbers or categories. "
             f"Give the model and the explainer numbers derived from them instead (for instance "
-            f"X[{name!r}].dt.year, or the days since a date), or strings for categories."
+            f"pd.to_datetime(X[{name!r}]).dt.year, or the days since a date), or strings for "
+            "categories."
         )

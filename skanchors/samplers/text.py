@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
 from functools import cached_property
 from numbers import Integral, Real
 
@@ -171,10 +172,10 @@ def check_documents(X, name="X", *, allow_wordless=False, allow_empty=False):
 class _TextSampler(BaseEstimator):
     """Shared part of the text samplers: validation, reference vocabulary and coverage.
 
-    ``fit`` learns, from the reference documents, the document x word presence matrix used for
+    ``fit`` learns, from the reference documents, the document x word count matrix used for
     :meth:`TextInstance.reference_coverage` (the share of reference documents that contain every
-    word of an anchor), then whatever the subclass needs to replace words (``_fit_replacements``).
-    Subclasses set ``_instance_class``.
+    word of an anchor, as often as the anchor keeps it), then whatever the subclass needs to
+    replace words (``_fit_replacements``). Subclasses set ``_instance_class``.
     """
 
     _parameter_constraints: dict = {
@@ -224,14 +225,15 @@ class _TextSampler(BaseEstimator):
         vocab = sorted(counts)
         self.vocabulary_ = {w: j for j, w in enumerate(vocab)}
         self.word_counts_ = np.array([counts[w] for w in vocab], dtype=np.int64)
-        rows, cols = [], []
+        rows, cols, data = [], [], []
         index = self.vocabulary_
         for i, words in enumerate(tokens):
-            present = {index[w] for w in words}
+            present = Counter(index[w] for w in words)
             rows.extend([i] * len(present))
             cols.extend(present)
+            data.extend(present.values())
         n = len(docs)
-        data = np.ones(len(rows), dtype=bool)
+        data = np.asarray(data, dtype=np.int32)  # occurrences of the word in the document
         self._presence = sparse.csc_matrix(
             (data, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
             shape=(n, len(vocab)),
@@ -282,24 +284,28 @@ class _TextSampler(BaseEstimator):
         return self._instance_class(self, document)
 
     def _reference_coverage(self, words):
-        """Share of the reference documents that contain every word of ``words``."""
+        """Share of the reference documents that contain every word of ``words``, a word
+        given twice at least twice (an anchor may keep two occurrences of one word)."""
         if not words:
             return 1.0
+        need = Counter(words)
         cols = []
-        for w in words:
+        for w, m in need.items():
             j = self.vocabulary_.get(w)
             if j is None:
                 return 0.0
-            cols.append(j)
+            cols.append((j, m))
         if self.n_documents_ == 0:
             return 0.0
-        cols.sort(key=lambda j: self.document_frequency_[j])
-        indptr, indices = self._presence.indptr, self._presence.indices
-        docs = indices[indptr[cols[0]] : indptr[cols[0] + 1]]
-        for j in cols[1:]:
+        cols.sort(key=lambda jm: self.document_frequency_[jm[0]])
+        indptr, indices, counts = self._presence.indptr, self._presence.indices, self._presence.data
+        docs = None
+        for j, m in cols:
+            span = slice(indptr[j], indptr[j + 1])
+            holding = indices[span] if m == 1 else indices[span][counts[span] >= m]
+            docs = holding if docs is None else np.intersect1d(docs, holding, assume_unique=True)
             if docs.size == 0:
                 break
-            docs = np.intersect1d(docs, indices[indptr[j] : indptr[j + 1]], assume_unique=True)
         return docs.size / self.n_documents_
 
 
@@ -416,11 +422,13 @@ class TextInstance:
         return np.array([self.keep_proba ** len(a) for a in anchors], dtype=float)
 
     def reference_coverage(self, anchor):
-        """Share of the reference documents that contain every word of the anchor."""
-        words = frozenset(self.words[p] for p in anchor)
-        hit = self._coverage_cache.get(words)
+        """Share of the reference documents that contain every word of the anchor (a word it
+        keeps at two positions, at least twice)."""
+        words = tuple(self.words[p] for p in anchor)
+        key = frozenset(Counter(words).items())
+        hit = self._coverage_cache.get(key)
         if hit is None:
-            hit = self._coverage_cache[words] = float(self.parent._reference_coverage(words))
+            hit = self._coverage_cache[key] = float(self.parent._reference_coverage(words))
         return hit
 
 
