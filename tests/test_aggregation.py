@@ -89,6 +89,21 @@ def test_base_and_min_count_by_hand():
         g_pr(A_POS, A_NEG, alpha=0)
 
 
+def test_base_ranks_only_words_the_class_s_documents_hold():
+    # with k above a class's vocabulary, "base" filled the list with other classes' words
+    # at score 0.0 ("cash", "now", "win" as top terms of the documents without them)
+    def model(texts):
+        p = np.array([float("win" in t.split()) for t in texts])
+        return np.column_stack([1 - p, p])
+
+    docs = ["win cash", "hello friend", "win now", "hello win"]
+    agg = GlobalAnchorAggregator(
+        model, aggregation="base", k=5, stop_words=None, min_count=1, random_state=0
+    ).fit(docs)
+    assert dict(agg.top_terms_[0]) == {"friend": 1.0, "hello": 0.5}
+    assert dict(agg.top_terms_[1]) == {"win": 1.0, "cash": 1.0, "now": 1.0, "hello": 0.5}
+
+
 # ----------------------------------------------------------------- the aggregator
 @pytest.fixture(scope="module")
 def fitted():

@@ -607,6 +607,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         ok = ~np.isnan(scores)
         if name in ("pr", "sq", "av", "h"):
             ok &= self._a_pos > 0
+        elif name == "base":
+            ok &= self._doc_freq > 0  # a word no document of the class holds says nothing of it
         return ok
 
     def _worth_testing(self, eligible=None):
