@@ -158,7 +158,16 @@ def check_model_columns(estimator, sampler):
                 f"feature_names_in_); X must be the reference data in the form the model "
                 f"consumes. X has {list(ours)}."
             )
-    elif isinstance(n_model, Integral) and theirs is None and n_model != n_features:
+        # a column the model never saw cannot explain it, and anchors would hold it
+        # (a label left in the data: "... AND Survived > 0.0 THEN PREDICT 1")
+        extra = [c for c in ours if c not in set(theirs)]
+        if extra:
+            raise ValueError(
+                f"X has the column(s) {extra} that the model was not fitted on (its "
+                f"feature_names_in_ are {list(theirs)}); drop them (a label column?) so that "
+                "X is the reference data in the form the model consumes."
+            )
+    elif isinstance(n_model, Integral) and n_model != n_features:
         raise ValueError(
             f"X has {n_features} feature(s), but the model was fitted on {n_model} (its "
             "n_features_in_); X must be the reference data in the form the model consumes."

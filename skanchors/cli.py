@@ -27,6 +27,8 @@ def _bounded(kind, low=None, high=None, low_open=False, high_open=False):
         except ValueError:
             what = "an integer" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if value != value:  # NaN: every comparison below would be False
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number")
         too_low = low is not None and (value <= low if low_open else value < low)
         too_high = high is not None and (value >= high if high_open else value > high)
         if too_low or too_high:
@@ -195,22 +197,41 @@ def cmd_demo(args, out=None):
     return 0
 
 
-def _read_table(path):
+def _read_table(path, option):
     import pandas as pd
 
     sep = "\t" if str(path).endswith((".tsv", ".tab")) else ","
-    return pd.read_csv(path, sep=sep)
+    try:
+        return pd.read_csv(path, sep=sep)
+    except FileNotFoundError:
+        raise UsageError(f"{option}: no file {path!r}") from None
+    except (OSError, ValueError, UnicodeDecodeError) as error:  # pandas' ParserError included
+        raise UsageError(f"{option}: {path!r} is not a CSV/TSV table ({error})") from None
+
+
+def _load_model(path, option="--model"):
+    import os
+
+    import joblib
+
+    if not os.path.isfile(path):
+        raise UsageError(f"{option}: no file {path!r}")
+    try:
+        return joblib.load(path)
+    except Exception as error:  # noqa: BLE001 - unpickling junk fails in many ways
+        raise UsageError(
+            f"{option}: {path!r} is not a model saved with joblib.dump "
+            f"({type(error).__name__}: {error})"
+        ) from None
 
 
 def cmd_explain(args, out=None):
     out = sys.stdout if out is None else out
-    import joblib
-
     from . import AnchorExplainer
 
-    model = joblib.load(args.model)
-    reference = _read_table(args.reference)
-    data = _read_table(args.data) if args.data else reference
+    model = _load_model(args.model)
+    reference = _read_table(args.reference, "--reference")
+    data = _read_table(args.data, "--data") if args.data else reference
     if args.drop:
         for name, table in (("--reference", reference), ("--data", data)):
             missing = [c for c in args.drop if c not in table.columns]
@@ -228,7 +249,11 @@ def cmd_explain(args, out=None):
         beam_size=args.beam_size,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
-    ).fit(reference)
+    )
+    try:
+        explainer.fit(reference)
+    except (ValueError, TypeError) as error:  # data the model cannot take, in words
+        raise UsageError(f"--reference: {error}") from None
     anchors = explainer.explain(data.iloc[rows])
     predicted = model.predict(data)
     # without --data the rows come from the reference data: not held out
@@ -248,9 +273,7 @@ def _load_text_model(spec):
     import os
 
     if os.path.isfile(spec):
-        import joblib
-
-        return joblib.load(spec)
+        return _load_model(spec)
     from .models import HFTextClassifier
 
     return HFTextClassifier(spec)
@@ -295,7 +318,7 @@ def cmd_global(args, out=None):
 
     from .aggregation import GlobalAnchorAggregator
 
-    table = _read_table(args.data)
+    table = _read_table(args.data, "--data")
     column = args.text_column
     if column is None:
         # (pandas 3 reads text as its string dtype, earlier versions as object)
@@ -306,7 +329,9 @@ def cmd_global(args, out=None):
         ]
         if not texts:
             raise UsageError(f"--data: {args.data} has no text column")
-        column = texts[0]
+        # the texts rather than, say, a label column of strings: the longest on average
+        length = {c: table[c].dropna().astype(str).str.len().mean() for c in texts}
+        column = max(texts, key=lambda c: (length[c], -texts.index(c)))
     elif column not in table.columns:
         raise UsageError(f"--text-column: no column {column!r} in {list(table.columns)}")
     documents = table[column].fillna("").astype(str).tolist()
@@ -371,7 +396,7 @@ def build_parser():
     demo = sub.add_parser("demo", help="explain a model on the shipped demo data")
     common(demo)
     demo.add_argument("--rows", type=_POSITIVE, default=5, help="passengers to explain")
-    demo.set_defaults(func=cmd_demo)
+    demo.set_defaults(func=cmd_demo, parser=demo)
 
     ex = sub.add_parser("explain", help="explain rows of a CSV with a saved sklearn model")
     common(ex)
@@ -384,13 +409,16 @@ def build_parser():
     ex.add_argument("--drop", nargs="*", help="columns to drop (e.g. the label)")
     ex.add_argument("--beam-size", type=_POSITIVE, default=2)
     ex.add_argument("--json", help="write the anchors as JSON to this file")
-    ex.set_defaults(func=cmd_explain)
+    ex.set_defaults(func=cmd_explain, parser=ex)
 
     gl = sub.add_parser("global", help="top words per class over a CSV/TSV of texts")
     common(gl)
     gl.add_argument("--model", required=True, help="joblib file or Hugging Face model path/name")
     gl.add_argument("--data", required=True, help="CSV/TSV with a text column")
-    gl.add_argument("--text-column", help="column of texts (default: the first text column)")
+    gl.add_argument(
+        "--text-column",
+        help="column of texts (default: the string column with the longest values on average)",
+    )
     gl.add_argument(
         "--aggregation", default="pr", choices=["pr", "sq", "av", "h", "base", "inverse_pr"]
     )
@@ -412,7 +440,7 @@ def build_parser():
     )
     gl.add_argument("--html", help="write an HTML report with a bar chart per class")
     gl.add_argument("--verbose", type=int, default=0)
-    gl.set_defaults(func=cmd_global)
+    gl.set_defaults(func=cmd_global, parser=gl)
     return parser
 
 
@@ -423,7 +451,8 @@ def main(argv=None):
     try:
         return args.func(args)
     except UsageError as error:
-        parser.error(str(error))  # usage and message on stderr, exit status 2
+        # the subcommand's usage and the message on stderr, exit status 2
+        getattr(args, "parser", parser).error(str(error))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -675,9 +675,17 @@ def test_cli_global_finds_the_text_column_and_writes_strict_json(tmp_path, capfd
     labels = [int(bool(set(d.split()) & set(PLANTED))) for d in DOCS]
     model = make_pipeline(CountVectorizer(), LogisticRegression(C=10)).fit(DOCS, labels)
     joblib.dump(model, tmp_path / "model.joblib")
-    table = pd.DataFrame({"id": range(len(DOCS)), "text": pd.Series(DOCS, dtype=dtype)})
+    # a label column of strings first: the texts are the longer column
+    table = pd.DataFrame(
+        {
+            "label": pd.Series(["spam", "ham"] * (len(DOCS) // 2), dtype=dtype),
+            "text": pd.Series(DOCS, dtype=dtype),
+        }
+    )
     read = skanchors.cli._read_table
-    skanchors.cli._read_table = lambda path: table if str(path).endswith("d.csv") else read(path)
+    skanchors.cli._read_table = lambda path, option: (
+        table if str(path).endswith("d.csv") else read(path, option)
+    )
     try:
         args = ["global", "--model", str(tmp_path / "model.joblib"), "--data"]
         args += [str(tmp_path / "d.csv"), "-k", "3", "--aggregation", "inverse_pr"]

@@ -113,6 +113,9 @@ def test_explain_rejects_rows_out_of_range(saved, capsys):
         (["--threshold", "1.5"], "1.5 is outside (0, 1]"),
         (["--n-jobs", "0"], "0 workers"),
         (["--beam-size", "0"], "0 is outside [1, inf]"),
+        (["--threshold", "nan"], "'nan' is not a number"),  # NaN passed every range check
+        # the label left in the data was anchored: "... AND label > 0.0 THEN PREDICT 1"
+        ([], "--reference: X has the column(s) ['label'] that the model was not fitted on"),
     ],
 )
 def test_explain_refuses_bad_options_as_usage_errors(saved, capsys, options, message):
@@ -120,6 +123,22 @@ def test_explain_refuses_bad_options_as_usage_errors(saved, capsys, options, mes
     args = ["explain", "--model", str(saved / "model.joblib"), "--reference"]
     code, err = _usage_error(args + [str(saved / "train.csv")] + options, capsys)
     assert code == 2 and message in err and "Traceback" not in err
+    assert "explain: error:" in err  # the subcommand's usage, not the top level's
+
+
+def test_missing_or_wrong_files_are_named(saved, capsys):
+    # FileNotFoundError and UnpicklingError tracebacks
+    model, table = str(saved / "model.joblib"), str(saved / "train.csv")
+    for args, message in [
+        (["--model", "nosuch.joblib", "--reference", table], "--model: no file 'nosuch.joblib'"),
+        (["--model", table, "--reference", table], "is not a model saved with joblib.dump"),
+        (["--model", model, "--reference", "nosuch.csv"], "--reference: no file 'nosuch.csv'"),
+        (["--model", model, "--reference", model], "is not a CSV/TSV table"),
+    ]:
+        code, err = _usage_error(["explain"] + args, capsys)
+        assert code == 2 and message in err and "Traceback" not in err
+    code, err = _usage_error(["global", "--model", model, "--data", "nosuch.tsv"], capsys)
+    assert code == 2 and "--data: no file 'nosuch.tsv'" in err
 
 
 @pytest.mark.parametrize(

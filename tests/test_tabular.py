@@ -1282,6 +1282,13 @@ def test_reference_data_the_model_was_not_fitted_on_is_refused_at_fit(make, bala
             make(model, **options).fit(data)
     with pytest.raises(ValueError, match=r"X lacks the column\(s\) \['a'\] that the model"):
         make(on_frame, **options).fit(frame.rename(columns={"a": "A"}))
+    # a column the model never saw (a label left in the data) was accepted and anchored
+    with pytest.raises(ValueError, match=r"X has the column\(s\) \['y'\] that the model was not"):
+        make(on_frame, **options).fit(frame.assign(y=y))
+    # an array for a model fitted on names was not counted
+    for data in (X[:, :3], np.hstack([X, X])):
+        with pytest.raises(ValueError, match=r"X has \d feature\(s\), but the model was fitted"):
+            make(on_frame, **options).fit(data)
     make(on_frame, **options).fit(frame)
     make(on_array, **options).fit(X)
     make(on_array, **options).fit(frame)  # names the model never had: it counts columns
