@@ -1062,7 +1062,10 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
         ``None`` loads the tokenizer from ``model`` (from ``model.name_or_path`` for a loaded
         model).
     batch_size : int >= 1, default=32
-        Texts per forward pass.
+        Texts per forward pass. With a tokenizer that has no pad token (GPT-2's), a pass
+        takes texts of equal token length only, and one text when the model's config has no
+        ``pad_token_id`` either (set ``model.config.pad_token_id``, e.g. to the EOS id, for
+        batches).
     max_length : int >= 1 or None, default=None
         Texts are truncated to this many tokens, capped at the model's positions (its
         ``max_position_embeddings``, less the two a RoBERTa-style model reserves). ``None``:
@@ -1227,6 +1230,20 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
         config = model.config
         id2label = {int(k): v for k, v in getattr(config, "id2label", {}).items()}
         n = int(getattr(config, "num_labels", len(id2label)))
+        problem = getattr(config, "problem_type", None)
+        if n < 2 or problem in ("regression", "multi_label_classification"):
+            # a softmax over one logit is 1.0 for every text; over independent sigmoid
+            # logits it is not the model's probability of any label
+            what = (
+                "one output (a regression head or a single sigmoid logit)"
+                if n < 2
+                else (f"problem_type={problem!r}")
+            )
+            raise ValueError(
+                f"HFTextClassifier explains single-label classifiers (a softmax over at least 2 "
+                f"labels); the model has {what}. Explain it through a function that maps a "
+                "list of texts to the probabilities you mean, e.g. [1 - p, p] for a sigmoid."
+            )
         labels = [id2label.get(i, i) for i in range(n)]
         self._model, self._tokenizer, self._device = model, tokenizer, device
         self._classes = np.asarray(labels)
@@ -1300,22 +1317,53 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
                 cache.popitem(last=False)
         return out
 
+    def _batches(self, texts):
+        """``(indices, encoding)`` per model call. Similar lengths share a batch (less
+        padding); a tokenizer without a pad token (GPT-2's) gets batches of texts of equal
+        token length, which need none, and texts one at a time when the model's config has
+        no ``pad_token_id`` either (such heads refuse batches of more than one text)."""
+        max_length = self._max_length()
+        tokenizer = self._tokenizer
+        if tokenizer.pad_token is not None:
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            for b in range(0, len(order), self.batch_size):
+                idx = order[b : b + self.batch_size]
+                yield (
+                    idx,
+                    tokenizer(
+                        [texts[i] for i in idx],
+                        padding=True,
+                        truncation=True,
+                        max_length=max_length,
+                        return_tensors="pt",
+                    ),
+                )
+            return
+        ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+        groups = {}
+        for i, row in enumerate(ids):
+            groups.setdefault(len(row), []).append(i)
+        size = self.batch_size
+        if getattr(self._model.config, "pad_token_id", None) is None:
+            size = 1
+        for _, members in sorted(groups.items()):
+            for b in range(0, len(members), size):
+                idx = members[b : b + size]
+                yield (
+                    idx,
+                    tokenizer(
+                        [texts[i] for i in idx],
+                        truncation=True,
+                        max_length=max_length,
+                        return_tensors="pt",
+                    ),
+                )
+
     def _forward(self, texts):
         import torch
 
-        # Similar lengths in one batch: less padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty((len(texts), len(self._classes)), dtype=float)
-        max_length = self._max_length()
-        for b in range(0, len(order), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            enc = self._tokenizer(
-                [texts[i] for i in idx],
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="pt",
-            )
+        for idx, enc in self._batches(texts):
             enc = {k: v.to(self._device) for k, v in enc.items()}
             with torch.inference_mode():
                 logits = self._model(**enc).logits

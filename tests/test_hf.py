@@ -331,6 +331,60 @@ def test_classifier_batching_and_truncation(hf):
     assert not np.allclose(full[0], full[1])
 
 
+def test_a_tokenizer_without_a_pad_token_batches_equal_lengths(hf):
+    # GPT-2 style: "Asking to pad but the tokenizer does not have a padding token" even for
+    # one text, and "Cannot handle batch sizes > 1 if no padding token is defined" after
+    from transformers import AutoTokenizer, GPT2Config, GPT2ForSequenceClassification
+
+    from skanchors.models import HFTextClassifier
+
+    tokenizer = AutoTokenizer.from_pretrained(hf["clf3"])
+    tokenizer.pad_token = None
+    config = GPT2Config(
+        vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=64,
+        id2label={0: "x", 1: "y"}, label2id={"x": 0, "y": 1},
+    )  # fmt: skip
+    import torch
+
+    torch.manual_seed(0)
+    model = GPT2ForSequenceClassification(config).eval()
+    texts = CORPUS[:6] + [CORPUS[0]]  # several lengths, and one repeated
+    clf = HFTextClassifier(model, tokenizer=tokenizer, batch_size=4, cache_size=0)
+    proba = clf.predict_proba(texts)  # no pad_token_id in the config: one text per pass
+    one_by_one = np.vstack([clf.predict_proba([t]) for t in texts])
+    np.testing.assert_allclose(proba, one_by_one, atol=1e-6)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
+    assert len({tuple(np.round(row, 6)) for row in proba}) > 1
+    # batches of equal token lengths (an id the texts never hold: their last token counts)
+    model.config.pad_token_id = tokenizer.convert_tokens_to_ids("<pad>")
+    sizes = []
+    model.register_forward_hook(
+        lambda m, args, kwargs, out: sizes.append(len(kwargs["input_ids"])), with_kwargs=True
+    )
+    np.testing.assert_allclose(clf.predict_proba(texts), proba, atol=1e-6)
+    assert max(sizes) > 1
+
+
+@pytest.mark.parametrize(
+    "head", [dict(num_labels=1), dict(problem_type="multi_label_classification")]
+)
+def test_a_head_that_is_not_a_softmax_classifier_is_refused(hf, head):
+    # num_labels=1: a softmax over one logit gave probability 1.0 to every text, and every
+    # anchor was "IF (any input) ... PRECISION 1.00"
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from skanchors.models import HFTextClassifier
+
+    tokenizer = AutoTokenizer.from_pretrained(hf["clf"])
+    config = BertConfig(
+        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=37, max_position_embeddings=128, **head,
+    )  # fmt: skip
+    model = BertForSequenceClassification(config).eval()
+    with pytest.raises(ValueError, match="single-label classifiers.*e.g. \\[1 - p, p\\]"):
+        HFTextClassifier(model, tokenizer=tokenizer).predict_proba(["a movie"])
+
+
 @pytest.mark.parametrize("kind", ["clf", "clf3"])
 def test_classifier_truncates_to_the_positions_a_model_has(hf, kind):
     # a RoBERTa-style model of 130 position embeddings places 128 tokens (two are reserved);
