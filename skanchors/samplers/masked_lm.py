@@ -96,7 +96,8 @@ class MaskedLMSampler(_TextSampler):
     ``keep_proba``; every replaced word becomes *one* mask token and the model fills all masks
     of a batch of perturbations in one forward pass. Each mask's word is drawn from the softmax
     over the ``top_k`` largest logits at that position among the *whole-word* candidates other
-    than the original word (so a replaced word always changes); the draw inverts the
+    than the original word as the tokenizer reads it (for an uncased model, "great" is "Great":
+    so a replaced word always changes for the model); the draw inverts the
     cumulative top-k probabilities at one uniform number per mask from the ``rng`` passed to
     ``sample``, so results are reproducible and do not depend on ``batch_size``.
 
@@ -287,9 +288,11 @@ class MaskedLMSampler(_TextSampler):
         table[self.candidate_ids_] = self.candidate_words_
         self._word_of_id = table
         # Candidate columns; column n_candidates is a sentinel whose logit is always -inf.
+        # Keyed as the tokenizer reads a word: for an uncased model "great" is "Great".
+        norm = _word_normalizer(tokenizer)
         by_word = {}
         for col, w in enumerate(words):
-            by_word.setdefault(w, []).append(col)
+            by_word.setdefault(norm(w), []).append(col)
         self._cols_of_word = {w: np.array(v, dtype=np.int64) for w, v in by_word.items()}
 
     def _probe_head(self, torch, tokenizer, model):
@@ -509,6 +512,18 @@ class MaskedLMSampler(_TextSampler):
         return out
 
 
+def _word_normalizer(tokenizer):
+    """The tokenizer's normalisation of a word (lower case and no accents for an uncased
+    BERT), so that a replacement the model would read as the word itself is recognised."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    normalizer = getattr(backend, "normalizer", None)
+    if normalizer is not None:
+        return normalizer.normalize_str
+    if getattr(tokenizer, "do_lower_case", False):
+        return str.lower
+    return str
+
+
 class MaskedLMInstance(TextInstance):
     """Instance of :class:`MaskedLMSampler`: keys are vocabulary ids of the filled words."""
 
@@ -547,10 +562,12 @@ class MaskedLMInstance(TextInstance):
         _, idx = np.unique(self._e_word[in_word], return_index=True)
         first[in_word[idx]] = True
         self._e_first = first
-        # Candidate columns that spell each word exactly: never drawn as its replacement.
+        # Candidate columns that the model reads as the word itself (the same word, or for an
+        # uncased model the same in other case or accents): never drawn as its replacement.
         sentinel = len(parent.candidate_ids_)
         empty = np.zeros(0, dtype=np.int64)
-        excl = [parent._cols_of_word.get(w, empty) for w in self.words]
+        norm = _word_normalizer(tokenizer)
+        excl = [parent._cols_of_word.get(norm(w), empty) for w in self.words]
         width = max(1, max(len(x) for x in excl))
         self._exclude = np.full((d, width), sentinel, dtype=np.int64)
         for i, x in enumerate(excl):
