@@ -42,8 +42,10 @@ def aopc_k_per_class(model, documents, top_terms, k=20, *, removal="delete", low
 
     where ``d^i`` is ``d`` with every occurrence of ``w_1, ..., w_i`` removed and ``f(., c)`` the
     model's probability of ``c``. Documents that contain none of the terms are unchanged and
-    count with a drop of 0. When fewer than ``k`` terms are given, the sum runs over the given
-    ones and the divisor stays ``k + 1`` (a shorter list cannot score higher).
+    count with a drop of 0. When fewer than ``k`` terms are given, ``d^i`` for ``i`` beyond
+    the list is ``d`` with all of them removed (there is nothing more to remove), and the
+    divisor stays ``k + 1``: padding a list with words that do not move the model changes
+    nothing, and a list cannot gain by stopping short either.
 
     Parameters
     ----------
@@ -115,8 +117,9 @@ def aopc_k_per_class(model, documents, top_terms, k=20, *, removal="delete", low
                 continue
             inst = sampler.instance(docs[d])
             # d^i only changes at the ranks of terms the document contains: prefix i uses the
-            # document with every term of rank <= i removed, for i in [hits[j], hits[j+1]).
-            bounds = hits + [len(words)]
+            # document with every term of rank <= i removed, for i in [hits[j], hits[j+1]),
+            # and the last removal holds through rank k (a list shorter than k included)
+            bounds = hits + [k]
             for j, r in enumerate(hits):
                 keys = np.where(ranks <= r, 0, -1).astype(np.int32)[None, :]
                 texts.append(inst.decode(keys)[0])

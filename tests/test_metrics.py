@@ -37,9 +37,17 @@ def test_eq7_by_hand():
     )
 
 
-def test_fewer_terms_than_k_keep_the_divisor():
+def test_fewer_terms_than_k_hold_the_last_removal_through_rank_k():
+    # "free" removed from docs 0 and 1 at ranks 1, 2 and 3 (nothing more to remove): the
+    # drops 0.3 count three times each. Ranks beyond the list counted 0, so padding the list
+    # with words the model ignores raised AOPC (0.163 -> 0.814 in an audit) and GridSearchCV
+    # preferred a padded, wrong list.
     short = aopc_k_per_class(ToyModel(), DOCS, {"spam": ["free"]}, k=3)["spam"]
-    assert short == pytest.approx((0.3 + 0.3) / 3 / 4)
+    assert short == pytest.approx(3 * (0.3 + 0.3) / 3 / 4)
+    padded = aopc_k_per_class(ToyModel(), DOCS, {"spam": ["free", "now", "a"]}, k=3)["spam"]
+    assert padded == pytest.approx(short)
+    better = aopc_k_per_class(ToyModel(), DOCS, {"spam": ["free", "win"]}, k=3)["spam"]
+    assert better > short
 
 
 def test_mean_over_classes_and_unchanged_documents():
