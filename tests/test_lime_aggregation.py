@@ -260,6 +260,48 @@ def test_confidence_order_and_anytime_stops():
     assert timed.elapsed_time_ > 0 and len(timed.history_) == 1
 
 
+@pytest.mark.parametrize("extra", [dict(), dict(order="random"), dict(max_documents=45)])
+def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path, extra):
+    # GlobalLimeAggregator had no checkpoint although the docs gave it the same interface
+    params = dict(FAST, **extra)
+    path = str(tmp_path / "lime.joblib")
+    first = GlobalLimeAggregator(
+        PlantedModel(), checkpoint=path, callback=lambda a: a.n_documents_seen_ >= 20, **params
+    ).fit(DOCS)
+    assert first.stopped_early_ and first.n_documents_seen_ == 20
+    whole = GlobalLimeAggregator(PlantedModel(), **params).fit(DOCS)
+    model = PlantedModel()
+    resumed = GlobalLimeAggregator(model, checkpoint=path, **params).fit(DOCS)
+    assert resumed.n_documents_seen_ == whole.n_documents_seen_
+    assert resumed.n_rows_predicted_ == whole.n_rows_predicted_
+    for table in ("weight_sums_", "abs_weight_sums_", "document_counts_", "selected_counts_"):
+        np.testing.assert_allclose(
+            getattr(resumed, table).sort_index().to_numpy(),
+            getattr(whole, table).sort_index().to_numpy(),
+            atol=1e-12,
+        )
+    assert resumed.top_terms_ == whole.top_terms_
+    assert resumed.mean_local_fidelity_ == pytest.approx(whole.mean_local_fidelity_)
+    with pytest.raises(ValueError, match="other parameters.*n_samples"):
+        GlobalLimeAggregator(PlantedModel(), checkpoint=path, **{**params, "n_samples": 99}).fit(
+            DOCS
+        )
+    # the aggregation is read from the sums: another one resumes the same state
+    other = GlobalLimeAggregator(
+        PlantedModel(), checkpoint=path, aggregation="average", **params
+    ).fit(DOCS)
+    assert other.n_documents_seen_ == whole.n_documents_seen_
+
+
+def test_a_checkpoint_of_the_other_aggregator_is_named(tmp_path):
+    from skanchors import GlobalAnchorAggregator
+
+    path = str(tmp_path / "state.joblib")
+    GlobalAnchorAggregator(PlantedModel(), checkpoint=path, k=3, batch_size=10).fit(DOCS[:20])
+    with pytest.raises(ValueError, match="holds a GlobalAnchorAggregator state, not a Global"):
+        GlobalLimeAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[:20])
+
+
 def test_model_error_keeps_finished_batches():
     model = PlantedModel()
     seen = []

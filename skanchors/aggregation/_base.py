@@ -12,21 +12,32 @@ and aggregates the results.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 import time
+import warnings
+from collections import Counter
 from numbers import Integral, Real
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import N_JOBS, ExplainsFittedModel
+from .._base import N_JOBS, ExplainsFittedModel, outside_stacklevel
 from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
 
 __all__ = ["BaseGlobalAggregator"]
+
+# 4: one format for both aggregators ("kind"); the sampler and max_documents compared;
+# parameters described independently of the process (sets sorted, no object addresses); the
+# seed and the interrupted call's start saved. 3: adaptive_threshold=True is the
+# "confidence" mode; 2: blake2b batch keys, audit counts; 1: joblib.hash, no audit
+_CHECKPOINT_VERSION = 4
 
 
 class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator):
@@ -38,13 +49,16 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     - ``_init_state()``: the empty per-word state (called by :meth:`_setup`);
     - ``_grow(n)``: room for ``n`` new words (called by :meth:`_add_words`);
     - ``_process_batch(docs, targets, prepared, batch)``: explain and count the documents
-      ``batch`` (indices into ``docs``); returns False when the batch was skipped;
+      ``batch`` (indices into ``docs``);
     - ``_scores(name)``, ``_ranked(scores, name)``: the scores of an aggregation and which of
       them may be top terms;
-    - ``_count_tables()``: the ``(attribute, array)`` word x class tables to publish.
+    - ``_count_tables()``: the ``(attribute, array)`` word x class tables to publish;
+    - ``_checkpoint_params``, ``_checkpoint_arrays``, ``_checkpoint_counters``: the parameters
+      that change the state (a checkpoint written with others is refused), the state's
+      arrays and its running totals, which a checkpoint saves after each batch.
 
-    The hooks ``_start_run``, ``_drop``, ``_history_entry`` and ``_save_checkpoint`` have
-    defaults.
+    The hooks ``_start_run``, ``_drop`` (also called for a batch a checkpoint already
+    counted), ``_loaded`` (after a checkpoint is read) and ``_history_entry`` have defaults.
     """
 
     _progress_desc = "global explanations"
@@ -61,6 +75,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         "removal": [str],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "callback": [callable, None],
+        "checkpoint": [str, os.PathLike, None],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -90,9 +105,8 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     def fit(self, X, y=None):
         """Explain every document of ``X`` and aggregate (from a fresh state).
 
-        With a ``checkpoint`` (:class:`~skanchors.GlobalAnchorAggregator`) whose
-        file is present, the saved state is loaded instead and the batches it already counted
-        are skipped.
+        With a ``checkpoint`` whose file is present, the saved state is loaded instead and the
+        batches it already counted are skipped.
 
         Parameters
         ----------
@@ -249,6 +263,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         self._call_start = 0
         self.unprocessed_indices_ = np.zeros(0, dtype=np.intp)
         self._init_state()
+        self._done, self._replay = Counter(), Counter()
+        if self.checkpoint is not None and os.path.exists(self.checkpoint):
+            self._load_checkpoint()
         self._publish()
 
     def _add_words(self, words):
@@ -307,11 +324,19 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         try:
             for b, batch in enumerate(batches):
                 t0 = time.perf_counter()
-                if not self._process_batch(docs, targets, prepared, batch):
-                    done = b + 1
-                    self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
-                    self._report(bar, len(batch), skipped=True)
-                    continue
+                key = None
+                if self.checkpoint is not None:
+                    key = _batch_key([docs[i] for i in batch])
+                    if self._replay[key] > 0:  # counted in the checkpoint this run resumes
+                        self._replay[key] -= 1
+                        self._drop(targets, prepared, batch)
+                        done = b + 1
+                        self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
+                        self._report(bar, len(batch), skipped=True)
+                        continue
+                self._process_batch(docs, targets, prepared, batch)
+                if key is not None:
+                    self._done[key] += 1
                 done = b + 1
                 self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
                 self.elapsed_time_ += time.perf_counter() - t0
@@ -349,11 +374,104 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     def _drop(self, targets, prepared, indices):
         """Forget the documents ``indices`` of a call that stopped early."""
 
-    def _finish_run(self):
-        """After a call that processed all its documents (nothing by default)."""
+    def _loaded(self):
+        """After a checkpoint's state is read (nothing by default)."""
+
+    # ---------------------------------------------------------------- checkpoint
+    def _state_params(self):
+        params = self.get_params(deep=False)
+        described = {k: _describe(params[k]) for k in self._checkpoint_params}
+        if "stop_words" in described:
+            described["stop_words"] = repr(sorted(self._stops))  # "english" and its list alike
+        return described
 
     def _save_checkpoint(self):
-        """Save the state after a batch (no checkpoint by default)."""
+        """Save the state after a batch (atomically: a crash never leaves half a file)."""
+        if self.checkpoint is None:
+            return
+        state = dict(
+            version=_CHECKPOINT_VERSION,
+            kind=type(self).__name__,
+            params=self._state_params(),
+            classes=self.classes_.tolist(),
+            words=list(self._words),
+            arrays={name: getattr(self, name) for name in self._checkpoint_arrays},
+            counters={name: getattr(self, name) for name in self._checkpoint_counters},
+            done=dict(self._done),
+            seed_base=self._seed_base,
+            call_start=self._call_start,
+            history=list(self.history_),
+        )
+        path = os.fspath(self.checkpoint)
+        tmp = f"{path}.tmp{os.getpid()}"
+        joblib.dump(state, tmp)
+        os.replace(tmp, path)
+
+    def _load_checkpoint(self):
+        name = type(self).__name__
+        try:
+            state = joblib.load(self.checkpoint)
+        except Exception as error:  # noqa: BLE001 - junk fails in many ways (struct, pickle, EOF)
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} could not be read as a {name} state "
+                f"({type(error).__name__}: {error}); delete it or use another file."
+            ) from error
+        if not isinstance(state, dict) or "version" not in state:
+            raise ValueError(f"checkpoint {self.checkpoint!r} is not a {name} state.")
+        if state["version"] != _CHECKPOINT_VERSION:
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} was written by another version of skanchors "
+                f"(format {state['version']}; this one reads format {_CHECKPOINT_VERSION}); "
+                "use another checkpoint file."
+            )
+        if state["kind"] != name:
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} holds a {state['kind']} state, not a {name} "
+                "one; use another checkpoint file."
+            )
+        mine = self._state_params()
+        diff = {k: (v, mine.get(k)) for k, v in state["params"].items() if mine.get(k) != v}
+        if diff:
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} was written with other parameters "
+                f"(saved, current): {diff}; use another checkpoint file or the same parameters."
+            )
+        if state["classes"] != self.classes_.tolist():
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} has classes {state['classes']}, the model "
+                f"{self.classes_.tolist()}."
+            )
+        self._words = list(state["words"])
+        self._stop_cache = None
+        self._word_index = None
+        self._index = {w: i for i, w in enumerate(self._words)}
+        for attr, value in state["arrays"].items():
+            setattr(self, attr, np.asarray(value))
+        for attr, value in state["counters"].items():
+            setattr(self, attr, value)
+        self.history_ = list(state["history"])
+        self._done = Counter(state["done"])
+        self._replay = Counter(state["done"])
+        # the interrupted run's random streams, and the document count its call started
+        # from: the resumed call plans the same sample and order (_plan)
+        self._seed_base = state["seed_base"]
+        self._resume_from = state["call_start"]
+        self._loaded()
+
+    def _finish_run(self):
+        """After a call that processed all its documents: saved batches it was not given?"""
+        left = sum(self._replay.values())
+        if left:
+            warnings.warn(
+                f"checkpoint {os.fspath(self.checkpoint)!r} holds {left} batch"
+                f"{'es' if left > 1 else ''} of documents that this call was not given, "
+                "counted in the results all the same: was it written for another corpus (or "
+                "the same documents in another order)? Use a new checkpoint file for new "
+                "documents.",
+                UserWarning,
+                stacklevel=outside_stacklevel(),
+            )
+            self._replay.clear()
 
     def _history_entry(self):
         return dict(
@@ -443,3 +561,30 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                 f"[skanchors] {self.n_documents_seen_} documents, {what} | {self._headline()}",
                 flush=True,
             )
+
+
+def _describe(value):
+    """A parameter as a checkpoint compares it: the same in every process (sets sorted,
+    estimators by class and parameters, other objects by type: no memory addresses)."""
+    if isinstance(value, (set, frozenset)):
+        return repr(sorted(value, key=repr))
+    if isinstance(value, (list, tuple)):
+        return repr([_describe(v) for v in value])
+    if isinstance(value, BaseEstimator):
+        params = sorted(value.get_params(deep=False).items())
+        return f"{type(value).__qualname__}({', '.join(f'{k}={_describe(v)}' for k, v in params)})"
+    if isinstance(value, np.random.RandomState):
+        return "RandomState"  # its position is not comparable; the saved seeds are used
+    if value is None or isinstance(value, (str, bytes, bool, int, float, np.generic)):
+        return repr(value)
+    return type(value).__qualname__
+
+
+def _batch_key(docs):
+    """Identity of a batch of documents (its texts, in order) for the checkpoint."""
+    h = hashlib.blake2b(digest_size=16)
+    for doc in docs:
+        data = doc.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()

@@ -115,22 +115,16 @@ Batches and determinism.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
-import warnings
-from collections import Counter
 from numbers import Integral, Real
 
-import joblib
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._bandit import kl_lower_bound, kl_upper_bound
-from .._base import n_workers, outside_stacklevel, row_seed
+from .._base import n_workers, row_seed
 from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
 from ..samplers.text import TextInstance, tokenize
@@ -143,33 +137,6 @@ _MAX_ROUNDS = 20  # a token is decided by its mean after 20 * sample_size sample
 # Share of the occurrences skipped by candidate filtering that are tested all the same, chosen
 # at random, so that the totals sum_w A+(w, c) and sum_w A-(w, c) in G_pr stay unbiased.
 _AUDIT_SHARE = 0.1
-# 4: the sampler and max_documents compared, parameters described independently of the
-# process (sets sorted, no object addresses), the seed and the interrupted call's start saved;
-# 3: adaptive_threshold=True is the "confidence" mode; 2: blake2b batch keys, audit counts;
-# 1: joblib.hash, no audit
-_CHECKPOINT_VERSION = 4
-# Parameters that change the counts: a checkpoint written with other values is refused.
-_STATE_PARAMS = (
-    "aggregation",
-    "k",
-    "alpha",
-    "threshold",
-    "delta",
-    "shared_pool",
-    "sample_size",
-    "adaptive_threshold",
-    "omega",
-    "min_threshold",
-    "candidate_filtering",
-    "stop_words",
-    "min_count",
-    "lowercase",
-    "max_documents",
-    "order",
-    "batch_size",
-    "random_state",
-    "sampler",
-)
 
 
 class GlobalAnchorAggregator(BaseGlobalAggregator):
@@ -329,6 +296,45 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     """
 
     _progress_desc = "global anchors"
+    # What a checkpoint holds and compares (BaseGlobalAggregator): the parameters that change
+    # the counts, the word x class state and the running totals.
+    _checkpoint_params = (
+        "aggregation",
+        "k",
+        "alpha",
+        "threshold",
+        "delta",
+        "shared_pool",
+        "sample_size",
+        "adaptive_threshold",
+        "omega",
+        "min_threshold",
+        "candidate_filtering",
+        "stop_words",
+        "min_count",
+        "lowercase",
+        "max_documents",
+        "order",
+        "batch_size",
+        "random_state",
+        "sampler",
+    )
+    _checkpoint_arrays = (
+        "_a_pos",
+        "_a_neg",
+        "_audit_pos",
+        "_audit_neg",
+        "_untested",
+        "_occ",
+        "_doc_freq",
+    )
+    _checkpoint_counters = (
+        "n_documents_seen_",
+        "n_tokens_tested_",
+        "n_model_calls_",
+        "n_rows_predicted_",
+        "elapsed_time_",
+    )
 
     _parameter_constraints: dict = {
         **BaseGlobalAggregator._parameter_constraints,
@@ -343,7 +349,6 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         "omega": [Interval(Real, 0, None, closed="left")],
         "min_threshold": [Interval(Real, 0, 1, closed="right")],
         "candidate_filtering": ["boolean"],
-        "checkpoint": [str, os.PathLike, None],
     }
 
     def __init__(
@@ -454,10 +459,10 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         self._pending = np.zeros(0, dtype=np.int64)  # known, unprocessed occurrences (all classes)
         self._pending_c = z.copy()  # the same, per predicted class
         self.n_tokens_tested_ = 0
-        self._done = Counter()
-        self._replay = Counter()
-        if self.checkpoint is not None and os.path.exists(self.checkpoint):
-            self._load_checkpoint()
+
+    def _loaded(self):
+        self._pending = np.zeros(len(self._words), dtype=np.int64)
+        self._pending_c = np.zeros_like(self._a_pos)
 
     def _grow(self, n):
         pad = np.zeros((n, len(self.classes_)), dtype=np.int64)
@@ -486,18 +491,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         return rows
 
     def _process_batch(self, docs, targets, rows, batch):
-        key = _batch_key([docs[i] for i in batch])
-        if self._replay[key] > 0:  # counted in the checkpoint this run resumes
-            self._replay[key] -= 1
-            self._retire(rows, targets, batch)
-            return False
         results, n_calls = self._process(
             [docs[i] for i in batch], targets[batch], [rows[i] for i in batch]
         )
         self._commit(results, n_calls, rows, targets, batch)
         self._retire(rows, targets, batch)
-        self._done[key] += 1
-        return True
 
     def _drop(self, targets, rows, indices):
         self._retire(rows, targets, indices)
@@ -723,139 +721,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             ("document_counts_", self._doc_freq),
         )
 
-    # ---------------------------------------------------------------- checkpoint
-    def _state_params(self):
-        params = self.get_params(deep=False)
-        described = {k: _describe(params[k]) for k in _STATE_PARAMS}
-        described["stop_words"] = repr(sorted(self._stops))  # "english" and its list alike
-        return described
-
-    def _save_checkpoint(self):
-        if self.checkpoint is None:
-            return
-        state = dict(
-            version=_CHECKPOINT_VERSION,
-            params=self._state_params(),
-            classes=self.classes_.tolist(),
-            words=list(self._words),
-            a_pos=self._a_pos,
-            a_neg=self._a_neg,
-            audit_pos=self._audit_pos,
-            audit_neg=self._audit_neg,
-            untested=self._untested,
-            occ=self._occ,
-            doc_freq=self._doc_freq,
-            done=dict(self._done),
-            seed_base=self._seed_base,
-            call_start=self._call_start,
-            counters=dict(
-                n_documents_seen_=self.n_documents_seen_,
-                n_tokens_tested_=self.n_tokens_tested_,
-                n_model_calls_=self.n_model_calls_,
-                n_rows_predicted_=self.n_rows_predicted_,
-                elapsed_time_=self.elapsed_time_,
-            ),
-            history=list(self.history_),
-        )
-        path = os.fspath(self.checkpoint)
-        tmp = f"{path}.tmp{os.getpid()}"
-        joblib.dump(state, tmp)
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written checkpoint
-
-    def _finish_run(self):
-        left = sum(self._replay.values())
-        if left:
-            warnings.warn(
-                f"checkpoint {os.fspath(self.checkpoint)!r} holds {left} batch"
-                f"{'es' if left > 1 else ''} of documents that this call was not given, "
-                "counted in the results all the same: was it written for another corpus (or "
-                "the same documents in another order)? Use a new checkpoint file for new "
-                "documents.",
-                UserWarning,
-                stacklevel=outside_stacklevel(),
-            )
-            self._replay.clear()
-
-    def _load_checkpoint(self):
-        try:
-            state = joblib.load(self.checkpoint)
-        except Exception as error:  # noqa: BLE001 - junk fails in many ways (struct, pickle, EOF)
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} could not be read as a GlobalAnchorAggregator "
-                f"state ({type(error).__name__}: {error}); delete it or use another file."
-            ) from error
-        if not isinstance(state, dict) or "version" not in state:
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} is not a GlobalAnchorAggregator state."
-            )
-        if state["version"] != _CHECKPOINT_VERSION:
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} was written by another version of skanchors "
-                f"(format {state['version']}; this one reads format {_CHECKPOINT_VERSION}); "
-                "use another checkpoint file."
-            )
-        mine = self._state_params()
-        diff = {k: (v, mine.get(k)) for k, v in state["params"].items() if mine.get(k) != v}
-        if diff:
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} was written with other parameters "
-                f"(saved, current): {diff}; use another checkpoint file or the same parameters."
-            )
-        if state["classes"] != self.classes_.tolist():
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} has classes {state['classes']}, the model "
-                f"{self.classes_.tolist()}."
-            )
-        self._words = list(state["words"])
-        self._stop_cache = None
-        self._word_index = None
-        self._index = {w: i for i, w in enumerate(self._words)}
-        for name in ("a_pos", "a_neg", "audit_pos", "audit_neg", "untested", "occ", "doc_freq"):
-            setattr(self, f"_{name}", np.asarray(state[name]))
-        self._pending = np.zeros(len(self._words), dtype=np.int64)
-        self._pending_c = np.zeros_like(self._a_pos)
-        self._done = Counter(state["done"])
-        self._replay = Counter(state["done"])
-        # the interrupted run's random streams, and the document count its call started
-        # from: the resumed call plans the same sample and order (_plan)
-        self._seed_base = state["seed_base"]
-        self._resume_from = state["call_start"]
-        for name, value in state["counters"].items():
-            setattr(self, name, value)
-        self.history_ = list(state["history"])
-
     def _history_entry(self):
         return dict(super()._history_entry(), n_tokens_tested=self.n_tokens_tested_)
 
 
 # ------------------------------------------------------------------------- workers
-def _describe(value):
-    """A parameter as a checkpoint compares it: the same in every process (sets sorted,
-    estimators by class and parameters, other objects by type: no memory addresses)."""
-    if isinstance(value, (set, frozenset)):
-        return repr(sorted(value, key=repr))
-    if isinstance(value, (list, tuple)):
-        return repr([_describe(v) for v in value])
-    if isinstance(value, BaseEstimator):
-        params = sorted(value.get_params(deep=False).items())
-        return f"{type(value).__qualname__}({', '.join(f'{k}={_describe(v)}' for k, v in params)})"
-    if isinstance(value, np.random.RandomState):
-        return "RandomState"  # its position is not comparable; the saved seeds are used
-    if value is None or isinstance(value, (str, bytes, bool, int, float, np.generic)):
-        return repr(value)
-    return type(value).__qualname__
-
-
-def _batch_key(docs):
-    """Identity of a batch of documents (its texts, in order) for the checkpoint."""
-    h = hashlib.blake2b(digest_size=16)
-    for doc in docs:
-        data = doc.encode("utf-8", "surrogatepass")
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
-
-
 class _Document:
     """Sampling state of one document: its instance, generator and label cache."""
 

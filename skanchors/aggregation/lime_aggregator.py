@@ -126,6 +126,13 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
     max_time : float > 0 or None, default=None
         Seconds; after the batch that crosses it, ``fit`` / ``partial_fit`` stops with the
         current answer (``stopped_early_`` is True).
+    checkpoint : str, path or None, default=None
+        File where the state (the weight sums, not the model) is saved after each batch. A
+        new aggregator with the same file and parameters (those that change the sums: the
+        LIME settings, the sampler, ``lowercase``, ``max_documents``, ``order``,
+        ``batch_size``, ``random_state``), in this process or a new one, resumes from it: the
+        call plans the same sample and order of documents as the interrupted one, and batches
+        already counted are skipped. A call that does not contain all the saved batches warns.
     callback : callable or None, default=None
         Called as ``callback(aggregator)`` after each batch; returning True stops the run.
     n_jobs : int or None, default=None
@@ -198,6 +205,30 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
     """
 
     _progress_desc = "global LIME"
+    # What a checkpoint holds and compares (BaseGlobalAggregator): the parameters that change
+    # the sums (not the aggregation, the filters or k, read from them afterwards), the word x
+    # class sums and the running totals.
+    _checkpoint_params = (
+        "n_samples",
+        "n_features",
+        "feature_selection",
+        "kernel_width",
+        "sampler",
+        "lowercase",
+        "max_documents",
+        "order",
+        "batch_size",
+        "random_state",
+    )
+    _checkpoint_arrays = ("_ws", "_abs", "_dc", "_sel", "_occ")
+    _checkpoint_counters = (
+        "n_documents_seen_",
+        "n_model_calls_",
+        "n_rows_predicted_",
+        "elapsed_time_",
+        "_r2_sum",
+        "_n_explained",
+    )
 
     _parameter_constraints: dict = {
         **BaseGlobalAggregator._parameter_constraints,
@@ -230,6 +261,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         batch_size=50,
         removal="delete",
         max_time=None,
+        checkpoint=None,
         callback=None,
         n_jobs=None,
         random_state=None,
@@ -251,6 +283,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         self.batch_size = batch_size
         self.removal = removal
         self.max_time = max_time
+        self.checkpoint = checkpoint
         self.callback = callback
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -334,7 +367,6 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         for i, e in zip(worded, found):
             explanations[i] = e
         self._commit(tokens, y, explanations)
-        return True
 
     def _commit(self, tokens, targets, explanations):
         """Add one finished batch to the sums (all or nothing)."""
