@@ -1246,6 +1246,17 @@ def test_array_shape_errors():
         AnchorExplainer(model).fit(X[:1])
 
 
+def test_duplicate_and_alike_column_names_are_told_apart():
+    # columns 1 and "1" were called "duplicate column names"
+    model = lambda X: np.tile([0.5, 0.5], (len(X), 1))  # noqa: E731
+    frame = pd.DataFrame([[0.0, 1.0, 2.0]] * 5, columns=["a", "b", "a"])
+    with pytest.raises(ValueError, match=r"X has duplicate column names: \['a'\]\.$"):
+        AnchorExplainer(model).fit(frame)
+    frame.columns = [1, "1", "c"]
+    with pytest.raises(ValueError, match=r"names read alike: \[1, '1'\]; rename them"):
+        AnchorExplainer(model).fit(frame)
+
+
 def test_infinite_reference_values_are_refused_by_column():
     X = pd.DataFrame({"a": [1.0, np.inf, 3.0], "b": [1.0, 2.0, 3.0]})
     with pytest.raises(ValueError, match=r"\['a'\] of X hold infinite values"):

@@ -450,7 +450,14 @@ class TabularSampler(BaseEstimator):
             names = [str(c) for c in frame.columns]
             if reset:
                 if len(set(names)) != len(names):
-                    raise ValueError("X has duplicate column names.")
+                    twice = frame.columns[frame.columns.duplicated()].unique().tolist()
+                    if twice:
+                        raise ValueError(f"X has duplicate column names: {twice}.")
+                    alike = [c for c in frame.columns if names.count(str(c)) > 1]
+                    raise ValueError(
+                        f"X has columns whose names read alike: {alike!r}; rename them (column "
+                        "names are shown and exported as text)."
+                    )
                 self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
                 self.n_features_in_ = frame.shape[1]
             elif list(frame.columns) != list(self.feature_names_in_):
