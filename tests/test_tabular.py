@@ -1257,6 +1257,17 @@ def test_duplicate_and_alike_column_names_are_told_apart():
         AnchorExplainer(model).fit(frame)
 
 
+def test_an_object_column_with_true_and_1_is_refused():
+    # True == 1 and they hash alike: the sampler kept one value for both, never drew the
+    # other, and a model telling them apart got no anchor
+    model = lambda X: np.tile([0.5, 0.5], (len(X), 1))  # noqa: E731
+    mixed = pd.Series([True, 1, "x", False, 2.5] * 4, dtype=object)
+    with pytest.raises(ValueError, match=r"X column 'c' holds both True and the number 1"):
+        AnchorExplainer(model).fit(pd.DataFrame({"c": mixed, "z": np.arange(20.0)}))
+    fine = pd.Series([True, "1", "x", False, 2.5] * 4, dtype=object)  # "1" is not 1
+    AnchorExplainer(model).fit(pd.DataFrame({"c": fine, "z": np.arange(20.0)}))
+
+
 def test_infinite_reference_values_are_refused_by_column():
     X = pd.DataFrame({"a": [1.0, np.inf, 3.0], "b": [1.0, 2.0, 3.0]})
     with pytest.raises(ValueError, match=r"\['a'\] of X hold infinite values"):

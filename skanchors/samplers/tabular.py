@@ -172,6 +172,7 @@ class TabularSampler(BaseEstimator):
             raise ValueError(f"bounds must be one of {list(_BOUNDS)}, got {self.bounds!r}.")
         frame = self._as_frame(X, reset=True)
         _refuse_dates(frame)
+        _refuse_bools_among_numbers(frame)
         n = len(frame)
         if n < 2:
             raise ValueError(
@@ -1434,6 +1435,29 @@ def _fitted_edges(discretizer, num):
         ]
         out.append(np.unique(np.asarray(moved, dtype=float)))
     return out
+
+
+def _refuse_bools_among_numbers(frame):
+    """An object column with True and 1 (or False and 0) would hold one value for both: they
+    are equal and hash alike, so the sampler could never draw the one it met second."""
+    for name in frame.columns:
+        column = frame[name]
+        if not pd.api.types.is_object_dtype(column.dtype):
+            continue
+        if not pd.api.types.infer_dtype(column, skipna=True).startswith("mixed"):
+            continue  # one type of value (the common case, decided in C)
+        values = column.dropna().tolist()
+        flags = {v for v in values if isinstance(v, (bool, np.bool_))}
+        amounts = [
+            v for v in values if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+        ]
+        clash = [f for f in flags if any(f == v for v in amounts)]
+        if clash:
+            raise ValueError(
+                f"X column {name!r} holds both {clash[0]!r} and the number {int(clash[0])}, which "
+                "are equal in Python (True == 1), so they cannot be told apart as categories; "
+                "make the column one type (e.g. .astype(str))."
+            )
 
 
 def _refuse_dates(frame):
