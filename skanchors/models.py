@@ -1324,40 +1324,26 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
         no ``pad_token_id`` either (such heads refuse batches of more than one text)."""
         max_length = self._max_length()
         tokenizer = self._tokenizer
-        if tokenizer.pad_token is not None:
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-            for b in range(0, len(order), self.batch_size):
-                idx = order[b : b + self.batch_size]
-                yield (
-                    idx,
-                    tokenizer(
-                        [texts[i] for i in idx],
-                        padding=True,
-                        truncation=True,
-                        max_length=max_length,
-                        return_tensors="pt",
-                    ),
-                )
-            return
-        ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
-        groups = {}
-        for i, row in enumerate(ids):
-            groups.setdefault(len(row), []).append(i)
+        padded = tokenizer.pad_token is not None
         size = self.batch_size
-        if getattr(self._model.config, "pad_token_id", None) is None:
-            size = 1
-        for _, members in sorted(groups.items()):
+        if padded:
+            groups = [sorted(range(len(texts)), key=lambda i: len(texts[i]))]
+        else:
+            ids = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+            by_length = {}
+            for i, row in enumerate(ids):
+                by_length.setdefault(len(row), []).append(i)
+            groups = [by_length[n] for n in sorted(by_length)]
+            if getattr(self._model.config, "pad_token_id", None) is None:
+                size = 1
+        for members in groups:
             for b in range(0, len(members), size):
                 idx = members[b : b + size]
-                yield (
-                    idx,
-                    tokenizer(
-                        [texts[i] for i in idx],
-                        truncation=True,
-                        max_length=max_length,
-                        return_tensors="pt",
-                    ),
-                )
+                batch = [texts[i] for i in idx]
+                yield idx, tokenizer(
+                    batch, padding=padded, truncation=True, max_length=max_length,
+                    return_tensors="pt",
+                )  # fmt: skip
 
     def _forward(self, texts):
         import torch

@@ -466,16 +466,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
 
     def _grow(self, n):
         pad = np.zeros((n, len(self.classes_)), dtype=np.int64)
-        for name in (
-            "_a_pos",
-            "_a_neg",
-            "_audit_pos",
-            "_audit_neg",
-            "_untested",
-            "_occ",
-            "_doc_freq",
-            "_pending_c",
-        ):
+        for name in (*self._checkpoint_arrays, "_pending_c"):
             setattr(self, name, np.vstack([getattr(self, name), pad]))
         self._pending = np.concatenate([self._pending, np.zeros(n, dtype=np.int64)])
 
