@@ -20,13 +20,20 @@ __all__ = ["Predicate", "Anchor", "RuleCheck"]
 _OPS = ("==", "<=", ">", "isna", "contains")
 
 
-def _plain(value):
-    """JSON-safe version of a numpy/pandas scalar; an interval (a ``pd.cut`` category) or a
-    Decimal becomes a tagged dict that :func:`_unplain` turns back."""
+def _scalar(value):
+    """A numpy scalar as the Python one (NaN as None): for keys and comparisons."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
         return None
+    return value
+
+
+def _plain(value):
+    """JSON-safe version of a value (:func:`_scalar`); an interval (a ``pd.cut`` category), a
+    Decimal or a tuple (a MultiIndex column name) becomes a tagged dict that :func:`_unplain`
+    turns back."""
+    value = _scalar(value)
     if isinstance(value, pd.Interval):
         return {"interval": [_plain(value.left), _plain(value.right)], "closed": value.closed}
     if isinstance(value, decimal.Decimal):
@@ -56,6 +63,13 @@ def _step_indices(step, predicates):
         return {"indices": [predicates.index(p) for p in step.predicates]}
     except ValueError:
         return {}
+
+
+def _predicate(data):
+    """A :class:`Predicate` from its ``to_dict`` form (tagged values turned back)."""
+    return Predicate(
+        **{k: _unplain(v) if k in ("feature", "value") else v for k, v in data.items()}
+    )
 
 
 def _unserialisable(value):
@@ -282,7 +296,7 @@ class Anchor:
         tolerance = None if self.tolerance is None else float(self.tolerance)
         return (
             tuple(self.predicates),
-            _plain(self.prediction),
+            _scalar(self.prediction),
             bool(self.is_anchor),
             tuple(_number(x) for x in numbers),  # NaN as None, so NaN equals NaN
             tolerance,
@@ -491,12 +505,7 @@ class Anchor:
                 f"{sorted(data)[:10]})."
             )
         try:
-            preds = tuple(
-                Predicate(
-                    **{k: _unplain(v) if k in ("feature", "value") else v for k, v in p.items()}
-                )
-                for p in data["predicates"]
-            )
+            preds = tuple(_predicate(p) for p in data["predicates"])
         except (TypeError, AttributeError) as error:
             raise ValueError(
                 "data['predicates'] must list dicts with the keys feature, op, value and "

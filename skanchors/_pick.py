@@ -17,6 +17,7 @@ and submodular, so the greedy choice is within ``1 - 1/e`` of the best possible 
 from __future__ import annotations
 
 import html
+from collections import Counter
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -177,12 +178,13 @@ def _anchor_coverage(anchors, X):
         from .samplers.text import check_documents, tokenize
 
         docs = check_documents(X, "X", allow_wordless=True)
-        texts = [{w for w, _, _ in tokenize(d)} for d in docs]
+        texts = [Counter(w for w, _, _ in tokenize(d)) for d in docs]
     out = np.empty((len(anchors), len(X)), dtype=bool)
     for i, anchor in enumerate(anchors):
         if texts is not None and all(p.op == "contains" for p in anchor.predicates):
-            words = {p.value for p in anchor.predicates}
-            out[i] = [words <= doc for doc in texts]
+            # as Anchor.covers: a word the anchor keeps twice must occur twice
+            need = Counter(p.value for p in anchor.predicates).items()
+            out[i] = [all(doc[w] >= m for w, m in need) for doc in texts]
         else:
             out[i] = anchor.covers(X)
     return out

@@ -50,7 +50,15 @@ from ._base import (
     n_workers,
     row_seed,
 )
-from ._explanation import Predicate, _number, _plain, plain_text
+from ._explanation import (
+    _number,
+    _plain,
+    _predicate,
+    _scalar,
+    _unplain,
+    _unserialisable,
+    plain_text,
+)
 from .discretizers import format_value
 from .models import as_probability_model
 
@@ -154,7 +162,7 @@ class LimeExplanation:
             tuple(self.features),
             tuple(_number(w) for w in np.asarray(self.weights, dtype=float).tolist()),
             tuple(int(j) for j in self.selected),
-            _plain(self.prediction),
+            _scalar(self.prediction),
             tuple(_number(x) for x in numbers),  # NaN as None, so NaN equals NaN
             self.feature_selection,
             int(self.n_samples),
@@ -249,19 +257,20 @@ class LimeExplanation:
 
     def to_json(self, **kwargs):
         """JSON string of :meth:`to_dict`; keyword arguments go to :func:`json.dumps`."""
+        kwargs.setdefault("default", _unserialisable)
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
     def from_dict(cls, data):
         """Rebuild an explanation from :meth:`to_dict` output."""
-        features = tuple(tuple(Predicate(**p) for p in preds) for preds in data["features"])
+        features = tuple(tuple(_predicate(p) for p in preds) for preds in data["features"])
         return cls(
             features=features,
             weights=np.asarray(data["weights"], dtype=float),
             selected=tuple(int(j) for j in data["selected"]),
             intercept=data["intercept"],
             score=data["score"],
-            prediction=data["prediction"],
+            prediction=_unplain(data["prediction"]),
             class_probability=data["class_probability"],
             local_prediction=data["local_prediction"],
             kernel_width=data.get("kernel_width", math.nan),
@@ -592,7 +601,7 @@ class LimeExplainer(BaseExplainer):
         )
         explanations = [e for chunk in results for e in chunk]
         for e in explanations:
-            e.prediction = _plain(self.classes_[e.prediction])
+            e.prediction = _scalar(self.classes_[e.prediction])
         return explanations
 
     def transform(self, X):

@@ -512,3 +512,29 @@ def test_a_constant_model_is_fitted_exactly_whatever_the_selection(selection):
     assert exp.score == 1.0 and exp.local_prediction == pytest.approx(0.7)
     if selection == "lasso_path":
         assert exp.selected == ()  # the path selects nothing for a constant
+
+
+def test_json_keeps_intervals_decimals_and_tuple_column_names():
+    # to_dict tagged them (as anchors do) but from_dict did not turn them back: the
+    # round trip gave predicates holding dicts
+    import decimal
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            ("age", "group"): pd.cut(rng.uniform(0, 60, 300), [0, 12, 30, 60]),
+            ("price", "v"): pd.Series(
+                [decimal.Decimal(v) for v in rng.choice(["9.99", "19.99"], 300)], dtype=object
+            ),
+            ("x", ""): rng.normal(size=300),
+        }
+    )
+
+    def model(Z):
+        p = (Z[("age", "group")] == pd.Interval(0, 12)).to_numpy() * 0.6 + 0.2
+        return np.column_stack([1 - p, p])
+
+    explanation = LimeExplainer(model, n_samples=200, random_state=0).fit(X).explain(X[:1])[0]
+    back = LimeExplanation.from_json(explanation.to_json())
+    assert back == explanation
+    assert {p.feature for preds in back.features for p in preds} == set(X.columns)

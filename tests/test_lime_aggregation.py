@@ -293,6 +293,29 @@ def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path, extra):
     assert other.n_documents_seen_ == whole.n_documents_seen_
 
 
+def test_a_resumed_run_explains_with_the_checkpoint_s_seed(tmp_path):
+    # the explainer was made with the new process's seed before the checkpoint's was read:
+    # a RandomState that moved on gave other weights (up to 0.35 off)
+    path = str(tmp_path / "lime.joblib")
+    params = dict(FAST, random_state=None)
+    state = np.random.RandomState(0)
+    GlobalLimeAggregator(
+        PlantedModel(), checkpoint=path, callback=lambda a: a.n_documents_seen_ >= 20,
+        **{**params, "random_state": state},
+    ).fit(DOCS)  # fmt: skip
+    whole = GlobalLimeAggregator(
+        PlantedModel(), **{**params, "random_state": np.random.RandomState(0)}
+    ).fit(DOCS)
+    resumed = GlobalLimeAggregator(
+        PlantedModel(), checkpoint=path, **{**params, "random_state": state}
+    ).fit(DOCS)
+    np.testing.assert_allclose(
+        resumed.weight_sums_.sort_index().to_numpy(),
+        whole.weight_sums_.sort_index().to_numpy(),
+        atol=1e-12,
+    )
+
+
 def test_a_checkpoint_of_the_other_aggregator_is_named(tmp_path):
     from skanchors import GlobalAnchorAggregator
 

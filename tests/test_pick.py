@@ -232,3 +232,20 @@ def test_held_out_precision_of_regression_anchors_and_of_predict_only_classifier
     assert all(p >= 0.9 for p in result.precision)
     with pytest.raises(ValueError, match="mix regression and classification"):
         pick([anchors[0], explainer.explain(X.iloc[:1])[0]], X, k=1, model=svc)
+
+
+def test_text_coverage_counts_a_word_kept_twice():
+    # pick compared sets of words: "IF good AND good" covered "good bad", so its coverage
+    # curve read 0.75 and its precision 0.67 where the rule covers 0.5 at precision 1
+    def model(texts):
+        p = np.array([float(t.split().count("good") >= 2) for t in texts])
+        return np.column_stack([1 - p, p])
+
+    rule = Anchor(
+        (Predicate("good", "contains", "good", 0), Predicate("good", "contains", "good", 2)),
+        1, 1.0, 0.25, True, 0.95,
+    )  # fmt: skip
+    docs = ["good bad", "good good", "bad", "good x good"]
+    result = pick([rule], docs, k=1, model=model)
+    assert result.coverage_curve.tolist() == [0.5]
+    assert result.precision.tolist() == [1.0]

@@ -344,6 +344,11 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         self._r2_sum = 0.0
         self._n_explained = 0
 
+    def _loaded(self):
+        # the checkpoint's seed (set after _init_state made the explainer): the rest of the
+        # documents are explained with the interrupted run's random streams
+        self.explainer_.random_state = self._seed_base
+
     def _grow(self, n):
         pad = np.zeros((n, len(self.classes_)))
         self._ws = np.vstack([self._ws, pad])
