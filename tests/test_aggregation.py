@@ -471,6 +471,50 @@ def test_a_resumed_sampled_or_shuffled_run_equals_an_uninterrupted_one(tmp_path,
     assert again.n_documents_seen_ == whole.n_documents_seen_  # a finished run: all replayed
 
 
+def test_resuming_the_interrupted_call_of_a_partial_fit_sequence(tmp_path):
+    # the checkpoint holds the finished call A and part of B: repeating B alone gave the
+    # right counts but warned of "another corpus" for A's batches
+    params = dict(FAST, order="random")
+    path = str(tmp_path / "state.joblib")
+    first = GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **params)
+    first.partial_fit(DOCS[:30])
+    first.set_params(callback=lambda a: a.n_documents_seen_ >= 40).partial_fit(DOCS[30:])
+    assert first.stopped_early_ and first.n_documents_seen_ == 40
+    whole = GlobalAnchorAggregator(PlantedModel(), **params)
+    whole.partial_fit(DOCS[:30]).partial_fit(DOCS[30:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resumed = GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **params)
+        resumed.partial_fit(DOCS[30:])
+    assert resumed.n_documents_seen_ == whole.n_documents_seen_ == 60
+    assert resumed.document_counts_.sort_index().equals(whole.document_counts_.sort_index())
+    assert resumed.positive_counts_.sort_index().equals(whole.positive_counts_.sort_index())
+
+
+def test_a_call_whose_confidence_pass_fails_keeps_its_documents_and_resume_point(tmp_path):
+    # unprocessed_indices_ kept the previous call's [] and stopped_early_ False, and the
+    # checkpoint's resume point was spent: the retry reshuffled and counted documents twice
+    params = dict(FAST, order="random")
+    path = str(tmp_path / "state.joblib")
+    GlobalAnchorAggregator(
+        PlantedModel(), checkpoint=path, callback=lambda a: a.n_documents_seen_ >= 20, **params
+    ).fit(DOCS)
+    whole = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
+    model = PlantedModel()
+    agg = GlobalAnchorAggregator(model, checkpoint=path, **params)
+    model.fail = True  # the ordering by confidence fails, before any batch
+    with pytest.raises(RuntimeError, match="model crashed"):
+        agg.partial_fit(DOCS)
+    assert agg.stopped_early_ and agg.unprocessed_indices_.tolist() == list(range(len(DOCS)))
+    assert agg.n_documents_seen_ == 20
+    model.fail = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agg.partial_fit(DOCS)  # the same call again
+    assert agg.n_documents_seen_ == whole.n_documents_seen_ == len(DOCS)
+    assert agg.document_counts_.sort_index().equals(whole.document_counts_.sort_index())
+
+
 _RESUME_SCRIPT = """
 import sys
 import numpy as np

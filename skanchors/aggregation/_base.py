@@ -263,7 +263,8 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         self._call_start = 0
         self.unprocessed_indices_ = np.zeros(0, dtype=np.intp)
         self._init_state()
-        self._done, self._replay = Counter(), Counter()
+        self._done, self._replay, self._replay_current = Counter(), Counter(), Counter()
+        self._call_done = Counter()
         if self.checkpoint is not None and os.path.exists(self.checkpoint):
             self._load_checkpoint()
         self._publish()
@@ -286,10 +287,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         The sample and the shuffle are seeded by the number of documents seen before the
         call; a call that resumes a checkpoint uses the number the interrupted call started
         from, so that it plans the same batches and skips exactly those already counted."""
-        seen = self.n_documents_seen_
-        if self._resume_from is not None:
-            seen, self._resume_from = self._resume_from, None
-        self._call_start = seen
+        seen = self.n_documents_seen_ if self._resume_from is None else self._resume_from
         idx = np.arange(len(docs))
         if self.max_documents is not None:
             room = max(self.max_documents - seen, 0)
@@ -297,9 +295,11 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                 rng = np.random.default_rng([self._seed_base, seen, 1])
                 idx = np.sort(rng.choice(idx, size=room, replace=False))
         planned = [docs[i] for i in idx.tolist()]
+        self._call_start = seen
         if not planned:
+            self._resume_from = None
             return [], np.zeros(0, dtype=int), idx
-        proba = self.model_.predict_proba(planned)
+        proba = self.model_.predict_proba(planned)  # may fail: the resume point stays
         targets = proba.argmax(axis=1)
         if self.order == "confidence":
             order = np.argsort(-proba.max(axis=1), kind="stable")
@@ -308,14 +308,23 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
             order = rng.permutation(len(planned))
         else:
             order = np.arange(len(planned))
+        self._resume_from = None
         return [planned[i] for i in order.tolist()], targets[order], idx[order]
 
     def _run(self, docs):
         """The anytime loop: one batch at a time, the answer published after each."""
         start = time.perf_counter()
         self.stopped_early_ = False
-        docs, targets, positions = self._plan(docs)
+        try:
+            planned, targets, positions = self._plan(docs)
+        except BaseException:
+            # nothing of this call was processed (the model failed on the confidence pass)
+            self.stopped_early_ = True
+            self.unprocessed_indices_ = np.arange(len(docs))
+            raise
+        docs = planned
         self.unprocessed_indices_ = positions.copy()  # until each batch is done
+        self._call_done = Counter()  # batch keys of this call, for the checkpoint
         prepared = self._start_run(docs, targets)
         bs = self.batch_size
         batches = [list(range(s, min(s + bs, len(docs)))) for s in range(0, len(docs), bs)]
@@ -329,6 +338,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                     key = _batch_key([docs[i] for i in batch])
                     if self._replay[key] > 0:  # counted in the checkpoint this run resumes
                         self._replay[key] -= 1
+                        if self._replay_current[key] > 0:
+                            self._replay_current[key] -= 1
+                        self._call_done[key] += 1
                         self._drop(targets, prepared, batch)
                         done = b + 1
                         self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
@@ -337,6 +349,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                 self._process_batch(docs, targets, prepared, batch)
                 if key is not None:
                     self._done[key] += 1
+                    self._call_done[key] += 1
                 done = b + 1
                 self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
                 self.elapsed_time_ += time.perf_counter() - t0
@@ -398,6 +411,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
             arrays={name: getattr(self, name) for name in self._checkpoint_arrays},
             counters={name: getattr(self, name) for name in self._checkpoint_counters},
             done=dict(self._done),
+            current=dict(self._call_done),
             seed_base=self._seed_base,
             call_start=self._call_start,
             history=list(self.history_),
@@ -452,6 +466,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         self.history_ = list(state["history"])
         self._done = Counter(state["done"])
         self._replay = Counter(state["done"])
+        self._replay_current = Counter(state["current"])  # the interrupted (last) call's
         # the interrupted run's random streams, and the document count its call started
         # from: the resumed call plans the same sample and order (_plan)
         self._seed_base = state["seed_base"]
@@ -459,19 +474,22 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         self._loaded()
 
     def _finish_run(self):
-        """After a call that processed all its documents: saved batches it was not given?"""
-        left = sum(self._replay.values())
+        """After a call that processed all its documents: were batches of the call the
+        checkpoint was written in (the interrupted one) not given to it?"""
+        left = sum(self._replay_current.values())
         if left:
             warnings.warn(
                 f"checkpoint {os.fspath(self.checkpoint)!r} holds {left} batch"
                 f"{'es' if left > 1 else ''} of documents that this call was not given, "
                 "counted in the results all the same: was it written for another corpus (or "
-                "the same documents in another order)? Use a new checkpoint file for new "
-                "documents.",
+                "the same documents in another order)? Resume by repeating the call that was "
+                "interrupted (the checkpoint holds the calls before it too); use a new "
+                "checkpoint file for new documents.",
                 UserWarning,
                 stacklevel=outside_stacklevel(),
             )
-            self._replay.clear()
+        self._replay.clear()
+        self._replay_current.clear()
 
     def _history_entry(self):
         return dict(

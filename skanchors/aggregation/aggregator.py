@@ -228,10 +228,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     checkpoint : str, path or None, default=None
         File where the state (counts, not the model) is saved after each batch. A new
         aggregator with the same file and parameters (the sampler and ``max_documents``
-        included), in this process or a new one, resumes from it: the call plans the same
-        sample and order of documents as the interrupted one, and batches already counted are
-        skipped. Its counts are kept whatever documents the new call is given; a call that
-        does not contain all the saved batches warns (a checkpoint of another corpus).
+        included), in this process or a new one, resumes from it: repeat the call that was
+        interrupted (the checkpoint holds the calls before it); it plans the same sample and
+        order of documents, and batches already counted are skipped. The saved counts are
+        kept whatever documents the new call is given; a call that lacks some of the
+        interrupted call's saved batches warns (a checkpoint of another corpus).
     callback : callable or None, default=None
         Called as ``callback(aggregator)`` after each batch; returning True stops the run.
     n_jobs : int or None, default=None

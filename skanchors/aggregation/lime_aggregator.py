@@ -130,9 +130,10 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         File where the state (the weight sums, not the model) is saved after each batch. A
         new aggregator with the same file and parameters (those that change the sums: the
         LIME settings, the sampler, ``lowercase``, ``max_documents``, ``order``,
-        ``batch_size``, ``random_state``), in this process or a new one, resumes from it: the
-        call plans the same sample and order of documents as the interrupted one, and batches
-        already counted are skipped. A call that does not contain all the saved batches warns.
+        ``batch_size``, ``random_state``), in this process or a new one, resumes from it:
+        repeat the call that was interrupted (the checkpoint holds the calls before it); it
+        plans the same sample and order of documents, and batches already counted are
+        skipped. A call that lacks some of the interrupted call's saved batches warns.
     callback : callable or None, default=None
         Called as ``callback(aggregator)`` after each batch; returning True stops the run.
     n_jobs : int or None, default=None
