@@ -1062,10 +1062,10 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
         ``None`` loads the tokenizer from ``model`` (from ``model.name_or_path`` for a loaded
         model).
     batch_size : int >= 1, default=32
-        Texts per forward pass. With a tokenizer that has no pad token (GPT-2's), a pass
-        takes texts of equal token length only, and one text when the model's config has no
-        ``pad_token_id`` either (set ``model.config.pad_token_id``, e.g. to the EOS id, for
-        batches).
+        Texts per forward pass. Without a pad token in the tokenizer or a ``pad_token_id``
+        in the model's config (GPT-2's), a pass takes texts of equal token length only, and
+        one text while the config has no ``pad_token_id`` (set ``model.config.pad_token_id``,
+        e.g. to the EOS id, for batches).
     max_length : int >= 1 or None, default=None
         Texts are truncated to this many tokens, capped at the model's positions (its
         ``max_position_embeddings``, less the two a RoBERTa-style model reserves). ``None``:
@@ -1319,12 +1319,16 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
 
     def _batches(self, texts):
         """``(indices, encoding)`` per model call. Similar lengths share a batch (less
-        padding); a tokenizer without a pad token (GPT-2's) gets batches of texts of equal
-        token length, which need none, and texts one at a time when the model's config has
-        no ``pad_token_id`` either (such heads refuse batches of more than one text)."""
+        padding); without a pad token in the tokenizer or a ``pad_token_id`` in the model's
+        config (GPT-2's), texts of equal token length share a batch, which needs no padding,
+        and without a ``pad_token_id`` one text goes at a time (such heads refuse batches of
+        more than one text)."""
         max_length = self._max_length()
         tokenizer = self._tokenizer
-        padded = tokenizer.pad_token is not None
+        # GPT-2 style heads find each text's last token by the config's pad_token_id and
+        # refuse a batch without one, whatever the tokenizer pads with
+        pad_id = getattr(self._model.config, "pad_token_id", None)
+        padded = tokenizer.pad_token is not None and pad_id is not None
         size = self.batch_size
         if padded:
             groups = [sorted(range(len(texts)), key=lambda i: len(texts[i]))]
@@ -1334,7 +1338,7 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
             for i, row in enumerate(ids):
                 by_length.setdefault(len(row), []).append(i)
             groups = [by_length[n] for n in sorted(by_length)]
-            if getattr(self._model.config, "pad_token_id", None) is None:
+            if pad_id is None:
                 size = 1
         for members in groups:
             for b in range(0, len(members), size):

@@ -365,6 +365,11 @@ def test_a_tokenizer_without_a_pad_token_batches_equal_lengths(hf):
     np.testing.assert_allclose(proba, one_by_one, atol=1e-6)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
     assert len({tuple(np.round(row, 6)) for row in proba}) > 1
+    # the usual GPT-2 set-up: the tokenizer pads with EOS, the config has no pad_token_id
+    # (was "Cannot handle batch sizes > 1 if no padding token is defined")
+    tokenizer.pad_token = tokenizer.eos_token
+    np.testing.assert_allclose(clf.predict_proba(texts), proba, atol=1e-6)
+    tokenizer.pad_token = None
     # batches of equal token lengths (an id the texts never hold: their last token counts)
     model.config.pad_token_id = tokenizer.convert_tokens_to_ids("<pad>")
     sizes = []
