@@ -1261,9 +1261,12 @@ def test_an_object_column_with_true_and_1_is_refused():
     # True == 1 and they hash alike: the sampler kept one value for both, never drew the
     # other, and a model telling them apart got no anchor
     model = lambda X: np.tile([0.5, 0.5], (len(X), 1))  # noqa: E731
-    mixed = pd.Series([True, 1, "x", False, 2.5] * 4, dtype=object)
-    with pytest.raises(ValueError, match=r"X column 'c' holds both True and the number 1"):
-        AnchorExplainer(model).fit(pd.DataFrame({"c": mixed, "z": np.arange(20.0)}))
+    import decimal
+
+    for one in (1, decimal.Decimal(1)):
+        mixed = pd.Series([True, one, "x", False, 2.5] * 4, dtype=object)
+        with pytest.raises(ValueError, match=r"X column 'c' holds both True and the number 1"):
+            AnchorExplainer(model).fit(pd.DataFrame({"c": mixed, "z": np.arange(20.0)}))
     fine = pd.Series([True, "1", "x", False, 2.5] * 4, dtype=object)  # "1" is not 1
     AnchorExplainer(model).fit(pd.DataFrame({"c": fine, "z": np.arange(20.0)}))
 
@@ -1348,6 +1351,8 @@ def test_date_and_duration_columns_are_refused_by_name(make):
         (X["when"].dt.date.astype(object), "date"),
         (X["when"].astype("category"), "datetime64"),
         (pd.Series([pd.Timedelta(days=d) for d in range(10)], dtype=object), "timedelta"),
+        (X["when"].dt.date.astype(object).astype("category"), "date"),  # categories of dates
+        (pd.cut(X["when"], 3), "datetime64"),  # intervals of dates
     ]:
         with pytest.raises(ValueError, match=rf"\['day'\] of X hold dates.*{kind}"):
             make(model).fit(pd.DataFrame({"a": X["a"], "day": held}))

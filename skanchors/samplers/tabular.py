@@ -1448,8 +1448,10 @@ def _refuse_bools_among_numbers(frame):
             continue  # one type of value (the common case, decided in C)
         values = column.dropna().tolist()
         flags = {v for v in values if isinstance(v, (bool, np.bool_))}
-        amounts = [
-            v for v in values if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+        amounts = [  # Decimal(1) == True too
+            v
+            for v in values
+            if isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_))
         ]
         clash = [f for f in flags if any(f == v for v in amounts)]
         if clash:
@@ -1465,16 +1467,21 @@ def _refuse_dates(frame):
     date would be a category of its own, and a Timestamp no JSON can hold."""
     dated = {}
     for name, dtype in frame.dtypes.items():
-        held = dtype.categories.dtype if isinstance(dtype, pd.CategoricalDtype) else dtype
+        values = frame[name]
+        if isinstance(dtype, pd.CategoricalDtype):  # what the categories hold
+            values = dtype.categories
+            dtype = values.dtype
+        if isinstance(dtype, pd.IntervalDtype):  # pd.cut of dates: intervals of dates
+            dtype = dtype.subtype
         if (
-            pd.api.types.is_datetime64_any_dtype(held)
-            or pd.api.types.is_timedelta64_dtype(held)
-            or isinstance(held, pd.PeriodDtype)
+            pd.api.types.is_datetime64_any_dtype(dtype)
+            or pd.api.types.is_timedelta64_dtype(dtype)
+            or isinstance(dtype, pd.PeriodDtype)
         ):
-            dated[name] = str(held)
-        elif pd.api.types.is_object_dtype(held):
+            dated[name] = str(dtype)
+        elif pd.api.types.is_object_dtype(dtype):
             # Python dates and times in an object column (.dt.date, read_sql)
-            kind = pd.api.types.infer_dtype(frame[name], skipna=True)
+            kind = pd.api.types.infer_dtype(values, skipna=True)
             if kind in ("date", "datetime", "datetime64", "time", "timedelta", "period"):
                 dated[name] = kind
     if dated:
