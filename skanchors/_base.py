@@ -136,10 +136,12 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
 
 
-def check_model_columns(estimator, sampler):
+def check_model_columns(estimator, sampler, X=None):
     """Refuse reference data whose columns the model was not fitted on, by name or number,
     before any search does (the model's own error would come at ``explain``, in its words:
-    a forest fitted on 4 columns took 3 and failed later, or never)."""
+    a forest fitted on 4 columns took 3 and failed later, or never). Columns missing or in
+    another order are accepted when the model predicts the first row of ``X`` all the same
+    (a Pipeline whose ColumnTransformer dropped a column, or selects columns by name)."""
     model = getattr(estimator, "__self__", estimator)  # a bound predict_proba: its estimator
     n_features = getattr(sampler, "n_features_in_", None)
     if n_features is None:  # documents
@@ -151,27 +153,53 @@ def check_model_columns(estimator, sampler):
     except Exception:  # noqa: BLE001 - a property of the user's object may raise anything
         return
     if theirs is not None and ours is not None:
-        missing = [c for c in theirs if c not in set(ours)]
-        if missing:
-            raise ValueError(
-                f"X lacks the column(s) {missing} that the model was fitted on (its "
-                f"feature_names_in_); X must be the reference data in the form the model "
-                f"consumes. X has {list(ours)}."
-            )
         # a column the model never saw cannot explain it, and anchors would hold it
         # (a label left in the data: "... AND Survived > 0.0 THEN PREDICT 1")
         extra = [c for c in ours if c not in set(theirs)]
+        missing = [c for c in theirs if c not in set(ours)]
+        if extra and missing:
+            raise ValueError(
+                f"X lacks the column(s) {missing} that the model was fitted on (its "
+                f"feature_names_in_) and has {extra} that it was not (renamed?); X must be the "
+                "reference data in the form the model consumes."
+            )
         if extra:
             raise ValueError(
                 f"X has the column(s) {extra} that the model was not fitted on (its "
                 f"feature_names_in_ are {list(theirs)}); drop them (a label column?) so that "
                 "X is the reference data in the form the model consumes."
             )
+        if list(theirs) == list(ours) or _predicts(model, sampler, X):
+            return
+        if missing:
+            raise ValueError(
+                f"X lacks the column(s) {missing} that the model was fitted on (its "
+                f"feature_names_in_); X must be the reference data in the form the model "
+                f"consumes. X has {list(ours)}."
+            )
+        raise ValueError(
+            f"X has the model's columns in another order ({list(ours)}; the model was fitted "
+            f"on {list(theirs)}); pass X[{list(theirs)}]."
+        )
     elif isinstance(n_model, Integral) and n_model != n_features:
         raise ValueError(
             f"X has {n_features} feature(s), but the model was fitted on {n_model} (its "
             "n_features_in_); X must be the reference data in the form the model consumes."
         )
+
+
+def _predicts(model, sampler, X):
+    """Whether the model predicts the first row of ``X`` (raw data) without an error."""
+    if X is None or not hasattr(X, "iloc") or len(X) == 0:
+        return False
+    predict = getattr(model, "predict_proba", None) or getattr(model, "predict", None)
+    if predict is None:
+        return False
+    try:
+        predict(sampler.to_model_input(X.iloc[:1]))
+    except Exception:  # noqa: BLE001 - the model's own complaint, whatever it is
+        return False
+    return True
 
 
 def n_workers(n_jobs, n_tasks):

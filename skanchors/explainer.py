@@ -332,12 +332,12 @@ class AnchorExplainer(BaseExplainer):
         weights = None
         if self.balance:
             probe = clone(sampler).fit(X)
-            check_model_columns(estimator, probe)
+            check_model_columns(estimator, probe, X)
             pred = self.model_.predict_index(probe.to_model_input(X))
             counts = np.bincount(pred)
             weights = 1.0 / counts[pred]
         self.sampler_ = sampler.fit(X, sample_weight=weights)
-        check_model_columns(estimator, self.sampler_)
+        check_model_columns(estimator, self.sampler_, X)
         if hasattr(self.sampler_, "to_model_input"):
             # Perturbations are made of the reference data's values: a model that can learn
             # its outputs on them in advance (a Pipeline's ColumnTransformer) does so now.

@@ -517,7 +517,7 @@ class LimeExplainer(BaseExplainer):
         _check_reference_data(X)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
-        check_model_columns(self.estimator, self.sampler_)
+        check_model_columns(self.estimator, self.sampler_, X)
         if hasattr(self.sampler_, "to_model_input"):  # (see AnchorExplainer.fit)
             self.model_.prepare(self.sampler_.to_model_input(X))
         self._learn_classes(X)

@@ -1320,6 +1320,28 @@ def test_reference_data_the_model_was_not_fitted_on_is_refused_at_fit(make, bala
 
 
 @pytest.mark.parametrize("make", [AnchorExplainer, LimeExplainer])
+def test_columns_a_pipeline_drops_or_selects_by_name_are_not_required(make):
+    # a ColumnTransformer fitted on [a, b, id] that drops id predicts on [a, b], but fit
+    # refused [a, b] ("lacks ['id']"); a plain model given its columns in another order was
+    # accepted and failed at explain in scikit-learn's words
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200), "id": range(200)})
+    y = (X["a"] > 0).astype(int)
+    pipe = make_pipeline(
+        make_column_transformer((StandardScaler(), ["a", "b"]), remainder="drop"),
+        LogisticRegression(),
+    ).fit(X, y)
+    make(pipe).fit(X[["a", "b"]])
+    make(pipe).fit(X[["b", "a"]])  # selected by name: any order
+    plain = RandomForestClassifier(n_estimators=3, random_state=0).fit(X[["a", "b"]], y)
+    with pytest.raises(ValueError, match=r"another order .*pass X\[\['a', 'b'\]\]"):
+        make(plain).fit(X[["b", "a"]])
+
+
+@pytest.mark.parametrize("make", [AnchorExplainer, LimeExplainer])
 @pytest.mark.parametrize("empty", [[], (), np.array([]), pd.Series([], dtype=object)])
 def test_empty_reference_data_is_refused_in_words(make, empty):
     # a text model given [] got scikit-learn's "Expected 2D array, got 1D array instead"
@@ -1730,10 +1752,14 @@ def test_only_a_tree_model_reading_the_sampler_s_columns_is_hashed_by_splits():
     for model in (
         LogisticRegression().fit(X, y),
         make_pipeline(StandardScaler(), GradientBoostingClassifier(n_estimators=5)).fit(X, y),
-        GradientBoostingClassifier(n_estimators=5).fit(X[["c", "b", "a"]], y),
     ):
         explainer = AnchorExplainer(model, random_state=0).fit(X[["a", "b", "c"]])
         assert explainer.sampler_._hash_codes is None
+    # a forest of the same columns in another order: refused at fit (its predictions would
+    # fail at explain), not hashed by the splits of other columns
+    other_order = GradientBoostingClassifier(n_estimators=5).fit(X[["c", "b", "a"]], y)
+    with pytest.raises(ValueError, match="another order"):
+        AnchorExplainer(other_order, random_state=0).fit(X[["a", "b", "c"]])
 
 
 def test_histogram_boosting_with_categories_keeps_each_category_apart():
