@@ -11,6 +11,7 @@ including a whole Pipeline - can predict the perturbations.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import numbers
 import threading
@@ -677,7 +678,9 @@ class TabularInstance:
         if is_array:
             self._array_dtype = parent._dtype
             if self._own_values:
-                self._array_dtype = np.result_type(parent._dtype, *self._values)
+                # (pairwise: numpy 1.x's result_type takes at most 32 arguments)
+                dtypes = (np.asarray(v).dtype for v in self._values)
+                self._array_dtype = functools.reduce(np.promote_types, dtypes, parent._dtype)
         self._hash_flat = parent._hash_flat
         # the appended values get their intervals too, when hash_rows first needs them (the
         # compiled stream windows hash the reference rows' own codes and never do)
