@@ -336,7 +336,6 @@ def test_same_result_for_any_n_jobs(fitted):
 
 
 def test_n_jobs_above_the_number_of_documents_starts_one_worker_per_chunk(fitted, monkeypatch):
-    import joblib
 
     import skanchors.aggregation.aggregator as module
 
@@ -564,8 +563,10 @@ def test_a_checkpoint_refuses_another_sampler_or_version(tmp_path):
         GlobalAnchorAggregator(PlantedModel(), checkpoint=path, max_documents=10, **FAST).fit(
             DOCS[:20]
         )
-    state = joblib.load(path)
-    joblib.dump(dict(state, version=1), path)
+    with open(path, "rb") as fh:
+        state = pickle.load(fh)
+    with open(path, "wb") as fh:
+        pickle.dump(dict(state, version=1), fh)
     with pytest.raises(ValueError, match="another version of skanchors .format 1"):
         GlobalAnchorAggregator(PlantedModel(), checkpoint=path, **FAST).fit(DOCS[:20])
 
@@ -707,7 +708,6 @@ def test_cli_global_finds_the_text_column_and_writes_strict_json(tmp_path, capfd
     # inverse_pr's infinite scores were written as Infinity, which strict JSON refuses
     import json
 
-    import joblib
     import pandas as pd
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -757,7 +757,6 @@ def test_cli_global_refuses_bad_options_as_usage_errors(tmp_path, capsys, option
 def test_cli_global_writes_table_json_and_html(tmp_path, capfd):
     import json
 
-    import joblib
     import pandas as pd
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
