@@ -38,6 +38,10 @@ _MISSING = object()
 # Tables holding more values than this (inputs that never repeat a value, say) are given up:
 # every later call goes to the transformer.
 _MAX_VALUES = 2_000_000
+# ... and so are tables (or a call of the transformer made to fill them) of more cells than
+# this, 200 MB of float64: a one-hot encoded ID column of 10,000 values is a 10,000 x 10,000
+# table, and learning it made a dense 100,000 x 10,000 array (8 GB) at fit.
+_MAX_CELLS = 25_000_000
 
 
 def _classes():
@@ -222,6 +226,7 @@ class ColumnwiseHead:
         self._index = {j: {} for j, _ in layout}
         self._tables = {j: None for j, _ in layout}
         self._n_values = 0
+        self._n_cells = 0
         self._maps = {}  # (column, id of a CategoricalDtype) -> (the dtype, code -> table row)
 
     def __getstate__(self):
@@ -357,6 +362,10 @@ class ColumnwiseHead:
         if self._n_values > _MAX_VALUES:
             raise OverflowError("more distinct values than the tables keep")
         m = max(len(keys) for _, keys in new.values())
+        width = {j: np.arange(self.n_outputs)[cols].size for j, cols in self.layout}
+        self._n_cells += sum(len(keys) * width[j] for j, (_, keys) in new.items())
+        if self._n_cells > _MAX_CELLS or m * self.n_outputs > _MAX_CELLS:
+            raise OverflowError("larger tables than kept")
         frame = {}
         for j, name in enumerate(self.columns):
             column = X.iloc[:, j]

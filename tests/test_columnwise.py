@@ -254,3 +254,28 @@ def test_steps_after_the_transformer_run_on_its_assembled_output():
     for batch in (X[:100], X[100:300], X[300:600]):
         assert np.array_equal(model.predict_proba(batch), pipe.predict_proba(batch))
     assert len(calls) == 1 + 2 + 3 and tables.engaged
+
+
+def test_tables_give_up_on_a_one_hot_id_column_before_making_them():
+    # 10,000 IDs one-hot encoded: learning the reference data made a dense 100,000 x 10,000
+    # array (8.7 GB at fit, 21 s) for tables of 10,000 x 10,000
+    rng = np.random.default_rng(0)
+    n, ids = 20_000, 6_000
+    X = pd.DataFrame(
+        {
+            "id": pd.Categorical([f"id{i}" for i in rng.integers(0, ids, n)]),
+            "x": rng.normal(size=n),
+        }
+    )
+    y = (X["x"] > 0).astype(int)
+    pipe = make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), ["id"]), remainder="passthrough"
+        ),
+        LogisticRegression(),
+    ).fit(X, y)
+    model = ProbabilityModel(pipe)
+    model.prepare(X)  # (the explainer's fit) 6,000 x 6,001 cells: over the budget
+    head = model._fn.head
+    assert head.disabled and all(table is None for table in head._tables.values())
+    assert np.array_equal(model.predict_proba(X[:50]), pipe.predict_proba(X[:50]))
