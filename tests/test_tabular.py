@@ -1845,3 +1845,25 @@ def test_coverage_of_rules_is_the_share_of_reference_rows_they_cover(compiled, m
         for p in rule:
             mask &= inst.predicates[p].evaluate(X)
         assert value == mask.mean()
+
+
+def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
+    # columns of more than 4096 distinct values look them up in a pandas Index (a million
+    # floats took 400 MB as a dict): the codes, and so the anchors, must not change
+    import skanchors.samplers.tabular as tabular
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "x": rng.normal(size=400),
+            "k": rng.integers(0, 50, 400),
+            "c": rng.choice(["a", "b", "c"], 400),
+        }
+    )
+    model = lambda Z: np.column_stack([Z["x"] <= 0.3, Z["x"] > 0.3]).astype(float)  # noqa: E731
+    rows = pd.concat([X.iloc[:5], pd.DataFrame({"x": [0.123456789], "k": [7], "c": ["z"]})])
+    with_dicts = AnchorExplainer(model, random_state=0).fit(X).explain(rows)
+    monkeypatch.setattr(tabular, "_DICT_LOOKUP_MAX", 0)
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    assert all(isinstance(lookup, pd.Index) for lookup in explainer.sampler_._lookup)
+    assert explainer.explain(rows) == with_dicts

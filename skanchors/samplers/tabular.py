@@ -201,7 +201,7 @@ class TabularSampler(BaseEstimator):
             code[code < 0] = len(uniques)
             _, first = np.unique(code, return_index=True)
             self._values.append(col.array[first] if self._frame_input else col.to_numpy()[first])
-            self._lookup.append({v: i for i, v in enumerate(uniques.tolist())})
+            self._lookup.append(_value_lookup(uniques))
             codes[:, j] = code
         self._codes = codes
         self._n_missing_code = [len(lk) for lk in self._lookup]
@@ -610,6 +610,30 @@ class TabularSampler(BaseEstimator):
         return [f"x{j}" for j in range(self.n_features_in_)]
 
 
+# Columns with more distinct values than this look them up in a pandas Index (8 bytes a
+# value) rather than a dict (about 100): a million distinct floats took 400 MB as a dict, and
+# the fitted explainer was pickled to every joblib worker.
+_DICT_LOOKUP_MAX = 4096
+
+
+def _value_lookup(uniques):
+    """What finds a value's code (its position in ``uniques``) for the explained row."""
+    if len(uniques) <= _DICT_LOOKUP_MAX:
+        return {v: i for i, v in enumerate(uniques.tolist())}  # the fastest for a few
+    return pd.Index(uniques)
+
+
+def _code_of(lookup, value):
+    """The code of ``value`` in a :func:`_value_lookup`, or None for a value not seen."""
+    if isinstance(lookup, dict):
+        return lookup.get(value)
+    try:
+        at = lookup.get_indexer([value])[0]
+    except (TypeError, ValueError):  # a value the index cannot compare with its own
+        return None
+    return None if at < 0 else int(at)
+
+
 def _with_value(values, column):
     """The reference's values of a column and the row's own value (``column``, 1 row): a
     categorical stays categorical, its categories extended (concatenating categoricals of
@@ -660,7 +684,7 @@ class TabularInstance:
         for j in range(n_feat):
             value = row[j]
             x_missing[j] = pd.isna(value)
-            code = parent._n_missing_code[j] if x_missing[j] else parent._lookup[j].get(value)
+            code = parent._n_missing_code[j] if x_missing[j] else _code_of(parent._lookup[j], value)
             if code is None or code >= len(self._values[j]):
                 # A value the reference data never had: it becomes a code of its own.
                 code = len(self._values[j])
