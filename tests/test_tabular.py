@@ -1867,3 +1867,20 @@ def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
     explainer = AnchorExplainer(model, random_state=0).fit(X)
     assert all(isinstance(lookup, pd.Index) for lookup in explainer.sampler_._lookup)
     assert explainer.explain(rows) == with_dicts
+
+
+@pytest.mark.parametrize("names", [["a", "b", "c"], [2, 0, 1], [("g", "a"), ("g", "b"), ("h", "")]])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.float32])
+def test_a_frame_of_one_numpy_dtype_decodes_as_one_block_to_the_same_frame(names, dtype):
+    # (a frame of 1,000 float columns built column by column cost most of a search's time:
+    # 488 -> 272 ms a row for 200 features)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame((rng.normal(size=(300, 3)) * 10).astype(dtype), columns=names)
+    sampler = TabularSampler().fit(X)
+    inst = sampler.instance(X.iloc[[0]])
+    assert inst._block_dtype == np.dtype(dtype)
+    keys, _ = inst.sample((), 50, np.random.default_rng(1))
+    block = inst.decode(keys)
+    inst._block_dtype = None  # column by column, as frames of mixed dtypes are decoded
+    pd.testing.assert_frame_equal(block, inst.decode(keys))
+    assert list(block.dtypes) == [np.dtype(dtype)] * 3
