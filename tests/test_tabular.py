@@ -1848,8 +1848,9 @@ def test_coverage_of_rules_is_the_share_of_reference_rows_they_cover(compiled, m
 
 
 def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
-    # columns of more than 4096 distinct values look them up in a pandas Index (a million
-    # floats took 400 MB as a dict): the codes, and so the anchors, must not change
+    # columns of more than 4096 distinct values look them up by binary search (numbers) or in
+    # a pandas Index (a million floats took 400 MB as a dict): the codes, and so the
+    # anchors, must not change
     import skanchors.samplers.tabular as tabular
 
     rng = np.random.default_rng(0)
@@ -1861,12 +1862,28 @@ def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
         }
     )
     model = lambda Z: np.column_stack([Z["x"] <= 0.3, Z["x"] > 0.3]).astype(float)  # noqa: E731
-    rows = pd.concat([X.iloc[:5], pd.DataFrame({"x": [0.123456789], "k": [7], "c": ["z"]})])
+    rows = pd.concat(
+        [X.iloc[:5], pd.DataFrame({"x": [0.123456789, X["x"][3]], "k": [7, 1000], "c": ["z", "a"]})]
+    )
     with_dicts = AnchorExplainer(model, random_state=0).fit(X).explain(rows)
     monkeypatch.setattr(tabular, "_DICT_LOOKUP_MAX", 0)
     explainer = AnchorExplainer(model, random_state=0).fit(X)
-    assert all(isinstance(lookup, pd.Index) for lookup in explainer.sampler_._lookup)
+    kinds = [type(lookup).__name__ for lookup in explainer.sampler_._lookup]
+    assert kinds == ["_SortedCodes", "_SortedCodes", "Index"]
     assert explainer.explain(rows) == with_dicts
+    # the binary search answers as the dict would
+    lookup = tabular._value_lookup(pd.Index(np.arange(5000.0) * 0.5))
+    assert isinstance(lookup, tabular._SortedCodes)
+    assert [tabular._code_of(lookup, v) for v in (3, 1.5, np.float32(2.0), True, "1.5")] == [
+        6,
+        3,
+        4,
+        2,
+        None,
+    ]
+    assert tabular._code_of(lookup, 0.25) is None and tabular._code_of(lookup, -1) is None
+    big = tabular._value_lookup(pd.Index(np.arange(5000) + 2**60))  # beyond exact floats
+    assert isinstance(big, pd.Index) and tabular._code_of(big, 2**60 + 7) == 7
 
 
 @pytest.mark.parametrize("names", [["a", "b", "c"], [2, 0, 1], [("g", "a"), ("g", "b"), ("h", "")]])
