@@ -1861,11 +1861,13 @@ def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
             "c": rng.choice(["a", "b", "c"], 400),
         }
     )
-    model = lambda Z: np.column_stack([Z["x"] <= 0.3, Z["x"] > 0.3]).astype(float)  # noqa: E731
+    edge = X["x"].median()  # a quartile edge: exact anchors exist
+    model = lambda Z: np.column_stack([Z["x"] <= edge, Z["x"] > edge]).astype(float)  # noqa: E731
     rows = pd.concat(
         [X.iloc[:5], pd.DataFrame({"x": [0.123456789, X["x"][3]], "k": [7, 1000], "c": ["z", "a"]})]
     )
     with_dicts = AnchorExplainer(model, random_state=0).fit(X).explain(rows)
+    assert all(anchor.is_anchor for anchor in with_dicts)
     monkeypatch.setattr(tabular, "_DICT_LOOKUP_MAX", 0)
     explainer = AnchorExplainer(model, random_state=0).fit(X)
     kinds = [type(lookup).__name__ for lookup in explainer.sampler_._lookup]
