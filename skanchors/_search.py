@@ -345,8 +345,15 @@ class SampleStore(_Predictions):
         ``ids`` are the samples' conditioning-set ids."""
         labels = self._label(keys, hashes, memos)
         n_new = len(labels)
+        # The keys are kept (for the examples) in the narrowest integer type that holds them,
+        # widened when a later batch needs it: a search of a long document or a wide table
+        # keeps hundreds of thousands of samples of a thousand keys each.
+        # (narrow rows cost little to keep whatever their type: not worth a min and a max)
+        narrow = _key_dtype(keys) if keys.shape[1] >= _NARROW_FROM else keys.dtype
         if self.keys is None:
-            self.keys = np.zeros((self.anchor_id.shape[0], keys.shape[1]), dtype=keys.dtype)
+            self.keys = np.zeros((self.anchor_id.shape[0], keys.shape[1]), dtype=narrow)
+        elif np.promote_types(self.keys.dtype, narrow) != self.keys.dtype:
+            self.keys = self.keys.astype(np.promote_types(self.keys.dtype, narrow))
         self._grow(n_new)
         start, stop = self.size, self.size + n_new
         self.keys[start:stop] = keys
@@ -1408,3 +1415,19 @@ def beam_search(
         best = pool[int(np.argmax(arm_bounds(arms, np.arange(len(pool)), beta)[0]))]
     cov = float(instance.coverage([best])[0])
     return SearchResult(best, order[best], False, store, cov, delta, groups, width)
+
+
+# Samples of at least this many keys (features, words) are kept in a narrower integer type.
+_NARROW_FROM = 64
+
+
+def _key_dtype(keys):
+    """The narrowest integer dtype holding ``keys`` (their own dtype if not integers)."""
+    if keys.dtype.kind not in "iu" or keys.size == 0:
+        return keys.dtype if keys.size else np.dtype(np.int8)
+    low, high = int(keys.min()), int(keys.max())
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return np.dtype(dtype)
+    return keys.dtype

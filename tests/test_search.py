@@ -1,6 +1,7 @@
 """Beam search: rounds that cannot hold an anchor skip the bandit's identification."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_bandit import Coins, _FiniteCoins
 from test_tabular import PlantedModel, planted_data, row
@@ -263,3 +264,35 @@ def test_planted_boundary_beyond_the_rows_own_bin_is_found():
     for step in anchor.steps:
         sides = [(p.feature, p.op) for p in step.predicates]
         assert len(sides) == len(set(sides))
+
+
+def test_kept_keys_take_the_narrowest_integer_type_that_holds_them():
+    # a search keeps every sample's keys (for its examples): 1,000 features x 230,000 samples
+    # were 1 GB as int32
+    from skanchors._search import _key_dtype
+
+    assert _key_dtype(np.array([[-1, 0, 5]], dtype=np.int32)) == np.int8
+    assert _key_dtype(np.array([[-1, 300]], dtype=np.int32)) == np.int16
+    assert _key_dtype(np.array([[70_000]], dtype=np.int64)) == np.int32
+    assert _key_dtype(np.array([[2**40]], dtype=np.int64)) == np.int64
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 70)), columns=[f"f{i}" for i in range(70)])
+    edge = X["f0"].median()  # a quartile edge
+    model = lambda Z: np.column_stack([Z["f0"] <= edge, Z["f0"] > edge]).astype(float)  # noqa: E731
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    found = []
+    original = search.SampleStore._store
+
+    def spy(store, *args, **kwargs):
+        out = original(store, *args, **kwargs)
+        found.append(store.keys.dtype)
+        return out
+
+    search.SampleStore._store = spy
+    try:
+        anchor = explainer.explain(X.iloc[[0]])[0]
+    finally:
+        search.SampleStore._store = original
+    assert set(found) == {np.dtype(np.int16)}  # codes of up to 300 distinct values
+    assert anchor.features == ["f0"] and len(anchor.examples_hold) > 0
+    assert anchor.examples_hold.shape[1] == 70
