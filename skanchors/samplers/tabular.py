@@ -613,9 +613,10 @@ class TabularSampler(BaseEstimator):
 # Whether frames whose columns share one numpy dtype are decoded as one block (bench/wide.py
 # measures it against column by column).
 _BLOCK_DECODE = True
-# Columns with more distinct values than this look them up in a pandas Index (8 bytes a
-# value) rather than a dict (about 100): a million distinct floats took 400 MB as a dict, and
-# the fitted explainer was pickled to every joblib worker.
+# Columns with more distinct values than this find the explained row's code by binary search
+# in their sorted numbers (or, for other values, in a pandas Index): 8 to 16 bytes a value
+# rather than a dict's 100 or so; a million distinct floats took 400 MB as a dict, and the
+# fitted explainer is pickled to every joblib worker.
 _DICT_LOOKUP_MAX = 4096
 
 
