@@ -382,23 +382,23 @@ class Anchor:
         """
         if isinstance(X, str):
             raise TypeError("X must be a collection of rows or documents, not a single string.")
-        words = Counter(p.value for p in self.predicates if p.op == "contains")
-        if words:  # a text anchor: documents
+        if any(p.op == "contains" for p in self.predicates):  # a text anchor: documents
             from .samplers.text import check_documents, tokenize
 
             X = check_documents(X, allow_wordless=True, allow_empty=True)
-            if max(words.values()) > 1:
-                # a word the anchor keeps twice must occur twice: "good AND good"
-                def holds(doc):
-                    found = Counter(w for w, _, _ in tokenize(doc))
-                    return all(found[w] >= m for w, m in words.items())
-
-                return np.array([holds(doc) for doc in X], dtype=bool)
+            if all(p.op == "contains" for p in self.predicates):
+                return self._covers_counted([Counter(w for w, _, _ in tokenize(d)) for d in X])
         n = len(X)
         mask = np.ones(n, dtype=bool)
         for p in self.predicates:
             mask &= p.evaluate(X)
         return mask
+
+    def _covers_counted(self, counted):
+        """:meth:`covers` for documents given as word counts (``Counter`` s): a word the
+        anchor keeps twice ("IF good AND good") must occur twice."""
+        need = Counter(p.value for p in self.predicates).items()
+        return np.array([all(doc[w] >= m for w, m in need) for doc in counted], dtype=bool)
 
     def check(self, X, predictions, *, exclude=None):
         """The rule on rows of your own: how many it covers, and whether the model agrees.

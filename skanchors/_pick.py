@@ -182,9 +182,7 @@ def _anchor_coverage(anchors, X):
     out = np.empty((len(anchors), len(X)), dtype=bool)
     for i, anchor in enumerate(anchors):
         if texts is not None and all(p.op == "contains" for p in anchor.predicates):
-            # as Anchor.covers: a word the anchor keeps twice must occur twice
-            need = Counter(p.value for p in anchor.predicates).items()
-            out[i] = [all(doc[w] >= m for w, m in need) for doc in texts]
+            out[i] = anchor._covers_counted(texts)
         else:
             out[i] = anchor.covers(X)
     return out
