@@ -19,6 +19,9 @@ modality, through four members:
 ``exact_reuse`` (optional, default False)
     True when a sample drawn for ``A_s`` that satisfies ``A`` (a superset of ``A_s``) is an
     exact draw of ``D(z | A)``, as with independent word masking.
+``holds_of(keys)`` (optional, with ``exact_reuse``)
+    The ``holds`` matrix of rows of ``keys``, when the keys tell it (text: a word is kept
+    exactly when its key is -1); the store then keeps the keys only.
 ``predicate_groups`` (optional)
     An integer per predicate; the predicates of a group are nested sets (tabular: the bounds
     on one side of a feature, ``age <= 28`` inside ``age <= 36``). A rule is extended by a
@@ -250,9 +253,10 @@ class SampleStore(_Predictions):
         self._cursor = {}  # stream positions read so far, per conditioning set
         cap = 1024
         self.exact_reuse = bool(getattr(instance, "exact_reuse", False))
-        # Which predicates each sample satisfies: only subset reuse (exact_reuse) reads it.
+        # Which predicates each sample satisfies: only subset reuse (exact_reuse) reads it,
+        # and only instances that cannot read it off the keys (``holds_of``) have it kept.
         self.holds = None
-        if self.exact_reuse:
+        if self.exact_reuse and not hasattr(instance, "holds_of"):
             self.holds = np.zeros((cap, instance.n_predicates), dtype=bool)
         self.anchor_id = np.zeros(cap, dtype=np.int64)
         self.labels = np.zeros(cap, dtype=np.int64)
@@ -374,27 +378,75 @@ class SampleStore(_Predictions):
         unbiased choice for the sampler (see the class docstring).
         """
         stop = self.size if stop is None else stop
-        ids = self.anchor_id[start:stop]
+        return self._validity(candidates, reuse)(start, stop)
+
+    def counts(self, candidates, start=0, stop=None, reuse=None):
+        """(n_samples, n_positives) of each candidate over rows ``start:stop`` (all rows by
+        default), as :meth:`valid` counts them.
+
+        The rows are taken in blocks, so that the (rows x candidates) matrices stay small: a
+        round of a long document has thousands of candidates and the store hundreds of
+        thousands of rows (one matrix over all of them took 2.5 GB).
+        """
+        stop = self.size if stop is None else stop
+        n_samples = np.zeros(len(candidates))
+        n_positives = np.zeros(len(candidates))
+        if not candidates or stop <= start:
+            return n_samples, n_positives
+        validity = self._validity(candidates, reuse)
+        correct = (self.labels[start:stop] == self.target).astype(np.float32)
+        step = max(1, _COUNT_CELLS // max(len(candidates), self.instance.n_predicates))
+        for lo in range(start, stop, step):
+            hi = min(stop, lo + step)
+            valid = validity(lo, hi)
+            n_samples += valid.sum(axis=0)
+            # float32 products are exact for counts below 2**24 (a block has fewer rows).
+            n_positives += correct[lo - start : hi - start] @ valid
+        return n_samples, n_positives
+
+    def valid_indices(self, candidate, reuse=None):
+        """Indices of the samples that count for ``candidate`` (in blocks, as :meth:`counts`)."""
+        validity = self._validity([candidate], reuse)
+        step = max(1, _COUNT_CELLS // max(1, self.instance.n_predicates))
+        found = [
+            lo + np.flatnonzero(validity(lo, min(self.size, lo + step))[:, 0])
+            for lo in range(0, self.size, step)
+        ]
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+    def _validity(self, candidates, reuse):
+        """A function ``(lo, hi) -> valid matrix of rows lo:hi`` for :meth:`valid`."""
         if reuse is None:
             reuse = "subset" if self.exact_reuse else "exact"
         if reuse == "exact":
             cand_ids = np.array([self._anchor_index.get(tuple(sorted(c)), -1) for c in candidates])
-            return ids[:, None] == cand_ids[None, :]
-        if self.holds is None:
+            return lambda lo, hi: self.anchor_id[lo:hi, None] == cand_ids[None, :]
+        if not self.exact_reuse:
             raise ValueError(
                 "reuse='subset' needs which predicates each sample satisfies, which the store "
                 "keeps only for samplers with exact_reuse."
             )
         # Conditioning set of the sample contained in the candidate, and candidate holds.
-        mat = np.zeros((len(candidates), self.holds.shape[1]), dtype=np.float32)
+        mat = np.zeros((len(candidates), self.instance.n_predicates), dtype=np.float32)
         for j, c in enumerate(candidates):
             mat[j, list(c)] = 1.0
         # A conditioning set is in a candidate when none of its predicates is outside it
         # (as matrices: a text's hundreds of words make hundreds of sets and candidates).
         subset = self._conditioning_matrix() @ (1.0 - mat).T == 0
-        holds = self.holds[start:stop].astype(np.float32)
-        # float32 products are exact for counts below 2**24 (BLAS instead of integer loops).
-        return subset[ids] & (holds @ mat.T == mat.sum(axis=1))
+        sizes = mat.sum(axis=1)
+
+        def validity(lo, hi):
+            holds = self._holds(lo, hi).astype(np.float32)
+            # float32 products are exact for counts below 2**24 (BLAS instead of loops).
+            return subset[self.anchor_id[lo:hi]] & (holds @ mat.T == sizes)
+
+        return validity
+
+    def _holds(self, lo, hi):
+        """Which predicates samples ``lo:hi`` satisfy (kept, or read off their keys)."""
+        if self.holds is not None:
+            return self.holds[lo:hi]
+        return self.instance.holds_of(self.keys[lo:hi])
 
     def _conditioning_matrix(self):
         """(conditioning sets x predicates) float32 0/1 matrix, grown as sets are added."""
@@ -410,11 +462,7 @@ class SampleStore(_Predictions):
 
     def stats(self, candidates, reuse=None):
         """(n_samples, n_positives) of each candidate over the whole store."""
-        if not candidates:
-            return np.zeros(0), np.zeros(0)
-        valid = self.valid(candidates, reuse=reuse)
-        correct = self.correct.astype(np.float32)
-        return valid.sum(axis=0).astype(float), (correct @ valid).astype(float)
+        return self.counts(candidates, reuse=reuse)
 
 
 class CandidateArms:
@@ -432,10 +480,9 @@ class CandidateArms:
 
     def pull(self, indices, n):
         start, stop = self.store.draw([(self.candidates[i], int(n)) for i in indices])
-        valid = self.store.valid(self.candidates, start, stop, self.reuse)
-        correct = (self.store.labels[start:stop] == self.store.target).astype(np.float32)
-        self.n_samples += valid.sum(axis=0)
-        self.n_positives += correct @ valid
+        n_samples, n_positives = self.store.counts(self.candidates, start, stop, self.reuse)
+        self.n_samples += n_samples
+        self.n_positives += n_positives
 
 
 class ReferenceStore(_Predictions):
@@ -566,6 +613,10 @@ class ReferenceStore(_Predictions):
             inside[self.rows(cand)[:p]] = True
             out[:, j] = inside[pos]
         return out
+
+    def valid_indices(self, candidate, reuse=None):
+        """Indices of the drawn rows that count for ``candidate``."""
+        return np.flatnonzero(self.valid([candidate])[:, 0])
 
 
 class ReferenceArms:
@@ -1416,6 +1467,9 @@ def beam_search(
     cov = float(instance.coverage([best])[0])
     return SearchResult(best, order[best], False, store, cov, delta, groups, width)
 
+
+# SampleStore.counts takes the rows in blocks of at most this many cells (rows x candidates).
+_COUNT_CELLS = 1 << 22
 
 # Samples of at least this many keys (features, words) are kept in a narrower integer type.
 _NARROW_FROM = 64

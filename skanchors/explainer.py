@@ -918,7 +918,7 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
                 float(instance.reference_coverage(tuple(sorted(result.order[:k])))),
             )
         )
-    valid = np.flatnonzero(store.valid([tuple(sorted(result.anchor))])[:, 0])
+    valid = store.valid_indices(tuple(sorted(result.anchor)))
     correct = store.correct[valid]
     hold = valid[correct][:_N_EXAMPLES]
     fail = valid[~correct][:_N_EXAMPLES]

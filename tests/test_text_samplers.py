@@ -394,9 +394,15 @@ def test_search_protocol_end_to_end():
     assert inst.predicates[3].value == "good"
 
 
-def test_subset_reuse_counts_a_sample_for_every_candidate_holding_its_set():
+@pytest.mark.parametrize("cells", [None, 7, 64])
+def test_subset_reuse_counts_a_sample_for_every_candidate_holding_its_set(cells, monkeypatch):
     # exact reuse: a sample drawn for a set of kept words counts for every candidate that
-    # contains that set and whose words the sample kept
+    # contains that set and whose words the sample kept; counted in blocks of rows of any size
+    # (7 cells: one row per block, 64: seven rows) the counts are the same.
+    import skanchors._search as search
+
+    if cells is not None:
+        monkeypatch.setattr(search, "_COUNT_CELLS", cells)
     sampler = CorpusSampler().fit(DOCS * 3)
     inst = sampler.instance("the plot is good and the actors are fine")
 
@@ -404,11 +410,15 @@ def test_subset_reuse_counts_a_sample_for_every_candidate_holding_its_set():
         return np.array([int("good" in words_of(t)) for t in texts])
 
     store = SampleStore(inst, predict, 1, np.random.default_rng(0))
+    # The store reads which words a sample kept off its keys: it keeps no second matrix.
+    assert store.holds is None
     candidates = [(1, 3), (3,), (1, 3, 5), (2,), ()]
 
     def brute(start, stop):
         sets = [set(store._anchors[i]) for i in store.anchor_id[start:stop]]
-        holds = store.holds[start:stop]
+        # which words each sample kept, read off its text (a replacement is another word)
+        texts = inst.decode(store.keys[start:stop])
+        holds = np.array([[w == v for w, v in zip(words_of(t), inst.words)] for t in texts])
         return np.array(
             [
                 [s <= set(c) and holds[r, list(c)].all() for c in candidates]
@@ -421,8 +431,14 @@ def test_subset_reuse_counts_a_sample_for_every_candidate_holding_its_set():
     store.draw([((3, 5), 50), ((2, 4), 50), ((1, 3, 5), 50)])  # sets added since
     assert np.array_equal(store.valid(candidates), brute(0, 300))
     assert np.array_equal(store.valid(candidates, 120, 260), brute(120, 260))
+    valid = brute(0, 300)
+    positives = valid[store.correct].sum(axis=0)
     n, pos = store.stats(candidates)
-    assert n.tolist() == brute(0, 300).sum(axis=0).tolist() and (pos <= n).all()
+    assert n.tolist() == valid.sum(axis=0).tolist() and pos.tolist() == positives.tolist()
+    n, pos = store.counts(candidates, 120, 260)
+    assert n.tolist() == brute(120, 260).sum(axis=0).tolist()
+    for j, c in enumerate(candidates):
+        assert store.valid_indices(c).tolist() == np.flatnonzero(valid[:, j]).tolist()
 
 
 def test_estimator_api():

@@ -391,6 +391,11 @@ class TextInstance:
             keys[rows, cols] = self._draw(replaced, rows, cols, rng)
         return keys, keep
 
+    def holds_of(self, keys):
+        """Which words rows of ``keys`` keep: the ``holds`` that :meth:`sample` returned
+        with them (a replacement is never the original word)."""
+        return np.asarray(keys) < 0
+
     def _draw(self, replaced, rows, cols, rng):  # pragma: no cover - abstract
         raise NotImplementedError
 
