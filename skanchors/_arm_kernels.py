@@ -21,19 +21,20 @@ from ._bandit import _NEWTON_STEPS
 
 
 @numba.njit(inline="always")
-def _inside(native, s, groups, arm):
-    # whether sample s's base row satisfies every predicate of the arm's group
+def _inside(native, r, groups, arm):
+    # whether row r of native (a sample's base row) satisfies every predicate of the arm's group
     for k in range(groups.shape[1]):
-        if not native[s, groups[arm, k]]:
+        if not native[r, groups[arm, k]]:
             return False
     return True
 
 
 @numba.njit(nogil=True, cache=True)
-def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, parent_arms, n1,
-                   pos1, n2, pos2, changed):  # fmt: skip
-    """Count samples ``ids`` (their anchor ids), ``native`` (their base rows' predicate
-    values) and ``labels`` into the arms' strata.
+def stratum_counts(ids, native, rows, labels, target, own_arm, groups, parent_ptr, parent_arms,
+                   n1, pos1, n2, pos2, changed):  # fmt: skip
+    """Count samples ``ids`` (their anchor ids), ``native[rows]`` (their base rows' predicate
+    values: sample ``s``'s is row ``rows[s]`` of ``native``) and ``labels`` into the arms'
+    strata.
 
     A sample drawn for arm ``own_arm[id]`` counts in its stratum 1 when its base row satisfies
     every predicate of the arm's group (``groups[arm]``), else in stratum 2; one drawn for a
@@ -49,7 +50,7 @@ def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, par
         if i < n_own:
             arm = own_arm[i]
             if arm >= 0:
-                if _inside(native, s, groups, arm):
+                if _inside(native, rows[s], groups, arm):
                     n1[arm] += 1.0
                     pos1[arm] += right
                 else:
@@ -60,7 +61,7 @@ def stratum_counts(ids, native, labels, target, own_arm, groups, parent_ptr, par
             for t in range(parent_ptr[i], parent_ptr[i + 1]):
                 arm = parent_arms[t]
                 changed[arm] = True
-                if _inside(native, s, groups, arm):
+                if _inside(native, rows[s], groups, arm):
                     n1[arm] += 1.0
                     pos1[arm] += right
 

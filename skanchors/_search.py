@@ -44,7 +44,13 @@ modality, through four members:
     per stream block rather than once per search; with ``return_holds=False`` the holds
     matrix is None (stores without ``exact_reuse`` never read it); ``memos`` are
     ``(memo, lo, hi)`` segments, one per stream block read, where the search keeps the
-    labels of those rows of the block (see :meth:`_Predictions._label`).
+    labels of those rows of the block (see :meth:`_Predictions._label`). A store keeps a
+    streamed sample as its place in its stream, and reads the keys of the examples again
+    from the streams when the search ends.
+``stream_windows(..., return_base=True)`` and ``native_of(base, columns=None)`` (optional)
+    The base rows (indices) in place of ``native``, and the native values of base rows
+    (the cells ``[base, columns]`` with ``columns``): the store then keeps one integer per
+    streamed sample instead of its row of ``native``.
 
 Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
 valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
@@ -262,10 +268,20 @@ class SampleStore(_Predictions):
         self.labels = np.zeros(cap, dtype=np.int64)
         self.keys = None
         self.size = 0
-        # Stratified reuse (StratifiedArms) needs the base rows' own predicate values.
+        # Samples read from streams are kept as their places in the streams, from which the
+        # examples' keys are read again, not as their keys (a thousand of them per sample on
+        # a wide table): the store rows of each window read start at ``_window_rows[k]``
+        # with sample ``_window_starts[k]`` of its stream.
+        self.streamed = self.shared is not None
+        self._window_rows, self._window_starts = [], []
+        self._key_columns = None  # (width, dtype) of the keys
+        # Stratified reuse (StratifiedArms) needs the base rows' own predicate values: kept as
+        # the base row (``base``) when the instance reads them off it (``native_of``).
         self.stratified = not self.exact_reuse and hasattr(instance, "predicate_features")
-        self.native = None
-        if self.stratified:
+        self.native = self.base = None
+        if self.stratified and self.shared is not None and hasattr(instance, "native_of"):
+            self.base = np.zeros(cap, dtype=np.int64)
+        elif self.stratified:
             self.native = np.zeros((cap, instance.n_predicates), dtype=bool)
         self._anchors = []  # conditioning sets, indexed by anchor_id
         self._conditioning = np.zeros((0, instance.n_predicates), dtype=np.float32)
@@ -292,7 +308,7 @@ class SampleStore(_Predictions):
         if need <= cap:
             return
         new_cap = max(need, 2 * cap)
-        for name in ("holds", "anchor_id", "labels", "keys", "native"):
+        for name in ("holds", "anchor_id", "labels", "keys", "native", "base"):
             old = getattr(self, name)
             if old is None:
                 continue
@@ -322,14 +338,22 @@ class SampleStore(_Predictions):
                 windows.append((self._anchors[i], start, start + n))
                 ids.append(i)
                 sizes.append(n)
+            extra = {"return_base": True} if self.base is not None else {}
             keys, holds, native, hashes, memos = self.instance.stream_windows(
                 windows,
                 self.shared.seed,
                 self.shared.cache,
                 return_holds=self.holds is not None,
+                **extra,
             )
+            at = self.size
             ids = np.repeat(np.array(ids, dtype=np.int64), sizes)
-            return self._store(np.ascontiguousarray(keys), holds, ids, native, hashes, memos)
+            out = self._store(np.ascontiguousarray(keys), holds, ids, native, hashes, memos)
+            for (_, start, _), n in zip(windows, sizes):
+                self._window_rows.append(at)
+                self._window_starts.append(start)
+                at += n
+            return out
         keys, holds, ids, native = [], [], [], []
         for anchor, n in requests:
             if self.stratified:
@@ -346,29 +370,71 @@ class SampleStore(_Predictions):
 
     def _store(self, keys, holds, ids, native, hashes, memos=None):
         """Label new samples (one model call) and append them; returns ``(start, stop)``.
-        ``ids`` are the samples' conditioning-set ids."""
+        ``ids`` are the samples' conditioning-set ids, ``native`` the native matrix or, with
+        ``self.base``, the base rows."""
         labels = self._label(keys, hashes, memos)
         n_new = len(labels)
-        # The keys are kept (for the examples) in the narrowest integer type that holds them,
-        # widened when a later batch needs it: a search of a long document or a wide table
-        # keeps hundreds of thousands of samples of a thousand keys each.
-        # (narrow rows cost little to keep whatever their type: not worth a min and a max)
-        narrow = _key_dtype(keys) if keys.shape[1] >= _NARROW_FROM else keys.dtype
-        if self.keys is None:
-            self.keys = np.zeros((self.anchor_id.shape[0], keys.shape[1]), dtype=narrow)
-        elif np.promote_types(self.keys.dtype, narrow) != self.keys.dtype:
-            self.keys = self.keys.astype(np.promote_types(self.keys.dtype, narrow))
+        if self._key_columns is None:
+            self._key_columns = (keys.shape[1], keys.dtype)
+        if not self.streamed:
+            # The keys are kept (for the examples) in the narrowest integer type that holds
+            # them, widened when a later batch needs it: a search of a long document keeps
+            # hundreds of thousands of samples of a thousand keys each. (narrow rows cost
+            # little to keep whatever their type: not worth a min and a max)
+            narrow = _key_dtype(keys) if keys.shape[1] >= _NARROW_FROM else keys.dtype
+            if self.keys is None:
+                self.keys = np.zeros((self.anchor_id.shape[0], keys.shape[1]), dtype=narrow)
+            elif np.promote_types(self.keys.dtype, narrow) != self.keys.dtype:
+                self.keys = self.keys.astype(np.promote_types(self.keys.dtype, narrow))
         self._grow(n_new)
         start, stop = self.size, self.size + n_new
-        self.keys[start:stop] = keys
+        if not self.streamed:
+            self.keys[start:stop] = keys
         if self.holds is not None:
             self.holds[start:stop] = holds
         self.anchor_id[start:stop] = ids
         self.labels[start:stop] = labels
-        if self.stratified:
+        if self.base is not None:
+            self.base[start:stop] = native
+        elif self.stratified:
             self.native[start:stop] = native
         self.size = stop
         return start, stop
+
+    def keys_of(self, rows):
+        """The keys of samples ``rows`` (kept, or read again from their streams)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        if not self.streamed:
+            return self.keys[rows]
+        width, dtype = self._key_columns or (0, np.int64)
+        if not rows.size:
+            return np.zeros((0, width), dtype=dtype)
+        windows = [
+            (self._anchors[i], p, p + 1)
+            for i, p in zip(self.anchor_id[rows].tolist(), self.positions(rows).tolist())
+        ]
+        shared = self.shared
+        return self.instance.stream_windows(windows, shared.seed, shared.cache, False)[0]
+
+    def positions(self, rows):
+        """Places of samples ``rows`` in their streams (streamed stores)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        first = np.array(self._window_rows, dtype=np.int64)
+        k = np.searchsorted(first, rows, side="right") - 1
+        return np.array(self._window_starts, dtype=np.int64)[k] + rows - first[k]
+
+    def native_rows(self, start, stop):
+        """``(matrix, rows)``: the native values of sample ``start + s`` are row ``rows[s]``
+        of ``matrix`` (the store's own, or the instance's reference rows')."""
+        if self.base is None:
+            return self.native, np.arange(start, stop, dtype=np.intp)
+        return self.instance.native_of(slice(None)), self.base[start:stop]
+
+    def native_cells(self, rows, columns):
+        """``native[rows, columns]`` (broadcast as numpy indexing does)."""
+        if self.base is None:
+            return self.native[rows, columns]
+        return self.instance.native_of(self.base[rows], columns)
 
     def valid(self, candidates, start=0, stop=None, reuse=None):
         """Boolean matrix (rows start:stop x candidates) of which samples count for which.
@@ -614,6 +680,10 @@ class ReferenceStore(_Predictions):
             out[:, j] = inside[pos]
         return out
 
+    def keys_of(self, rows):
+        """The keys of drawn rows ``rows``."""
+        return self.keys[np.asarray(rows, dtype=np.intp)]
+
     def valid_indices(self, candidate, reuse=None):
         """Indices of the drawn rows that count for ``candidate``."""
         return np.flatnonzero(self.valid([candidate])[:, 0])
@@ -689,8 +759,9 @@ def _load_arm_kernel():
     counts = [np.zeros(2) for _ in range(4)]
     changed = np.zeros(2, dtype=bool)
     stratum_counts(
-        np.array([1, 0], dtype=np.int64), np.array([[True], [False]]),
-        np.array([3, 3], dtype=np.int64), 3, np.array([-1, 0], dtype=np.intp),
+        np.array([1, 0], dtype=np.int64), np.array([[False], [True], [False]]),
+        np.array([1, 2], dtype=np.intp), np.array([3, 3], dtype=np.int64), 3,
+        np.array([-1, 0], dtype=np.intp),
         np.zeros((2, 1), dtype=np.intp), np.array([0, 1], dtype=np.intp),
         np.array([1], dtype=np.intp), *counts, changed,
     )  # fmt: skip
@@ -833,7 +904,7 @@ class StratifiedArms:
         if self._kernel is not None:
             self._kernel(
                 ids,
-                store.native[start:stop],
+                *store.native_rows(start, stop),
                 store.labels[start:stop],
                 store.target,
                 self._own_arm,
@@ -860,7 +931,7 @@ class StratifiedArms:
         if rows.size:
             arm = arm[rows]
             at = start + rows
-            e = store.native[at[:, None], self._group_index[arm]].all(axis=1)
+            e = store.native_cells(at[:, None], self._group_index[arm]).all(axis=1)
             right = store.labels[at] == store.target
             slot = 2 * arm + ~e  # arm's stratum 1 (even) or 2 (odd)
             n = np.bincount(slot, minlength=2 * m)
@@ -875,7 +946,9 @@ class StratifiedArms:
             rows = start + np.flatnonzero(ids == pid)
             if not rows.size:
                 continue
-            e = store.native[rows][:, self._group_index[children]].all(axis=2)
+            e = store.native_cells(rows[:, None, None], self._group_index[children][None]).all(
+                axis=2
+            )
             right = (store.labels[rows] == store.target).astype(float)
             self.n1[children] += e.sum(axis=0)
             self.pos1[children] += right @ e  # float64: exact integer counts

@@ -267,32 +267,76 @@ def test_planted_boundary_beyond_the_rows_own_bin_is_found():
 
 
 def test_kept_keys_take_the_narrowest_integer_type_that_holds_them():
-    # a search keeps every sample's keys (for its examples): 1,000 features x 230,000 samples
-    # were 1 GB as int32
+    # a text search keeps every sample's keys (for its examples): 1,000 words x 230,000
+    # samples were 1 GB as int32
     from skanchors._search import _key_dtype
+    from skanchors.samplers import CorpusSampler, UnkSampler
+
+    rng = np.random.default_rng
 
     assert _key_dtype(np.array([[-1, 0, 5]], dtype=np.int32)) == np.int8
     assert _key_dtype(np.array([[-1, 300]], dtype=np.int32)) == np.int16
     assert _key_dtype(np.array([[70_000]], dtype=np.int64)) == np.int32
     assert _key_dtype(np.array([[2**40]], dtype=np.int64)) == np.int64
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(rng.normal(size=(300, 70)), columns=[f"f{i}" for i in range(70)])
+    words = [f"w{i}" for i in range(400)]
+    document = " ".join(words[:70])
+    for sampler, dtype in ((UnkSampler(), np.int8), (CorpusSampler(), np.int16)):
+        inst = sampler.fit([" ".join(words)]).instance(document)
+        store = search.SampleStore(inst, lambda t: np.zeros(len(t), int), 0, rng(0))
+        store.draw([((), 50), ((3,), 50)])
+        assert store.keys.dtype == dtype and store.holds is None
+        # read back in full: the first 50 samples of a fresh generator are the same
+        again, _ = inst.sample((), 50, rng(0))
+        assert inst.decode(store.keys_of(np.arange(50))) == inst.decode(again)
+
+
+def test_a_streamed_search_keeps_places_in_streams_and_finds_its_examples_again():
+    # A tabular search reads its samples from streams: it keeps each one's place in its
+    # stream and its base row, not its keys (70 features) and native matrix, and reads the
+    # examples' keys back from the streams: they are the very samples the model predicted.
+    data = np.random.default_rng(0)
+    X = pd.DataFrame(data.normal(size=(300, 70)), columns=[f"f{i}" for i in range(70)])
     edge = X["f0"].median()  # a quartile edge
     model = lambda Z: np.column_stack([Z["f0"] <= edge, Z["f0"] > edge]).astype(float)  # noqa: E731
     explainer = AnchorExplainer(model, random_state=0).fit(X)
-    found = []
+    stores, drawn = [], []
     original = search.SampleStore._store
 
-    def spy(store, *args, **kwargs):
-        out = original(store, *args, **kwargs)
-        found.append(store.keys.dtype)
-        return out
+    def spy(store, keys, holds, ids, native, *args, **kwargs):
+        stores.append(store)
+        drawn.append((ids.copy(), keys.copy()))
+        return original(store, keys, holds, ids, native, *args, **kwargs)
 
     search.SampleStore._store = spy
     try:
         anchor = explainer.explain(X.iloc[[0]])[0]
     finally:
         search.SampleStore._store = original
-    assert set(found) == {np.dtype(np.int16)}  # codes of up to 300 distinct values
-    assert anchor.features == ["f0"] and len(anchor.examples_hold) > 0
-    assert anchor.examples_hold.shape[1] == 70
+    (store,) = set(stores)
+    assert store.keys is None and store.native is None
+    assert store.streamed and store.base.shape == store.anchor_id.shape
+    ids = np.concatenate([i for i, _ in drawn])
+    keys = np.concatenate([k for _, k in drawn])
+    inst = store.instance
+    assert anchor.features == ["f0"] and len(anchor.predicates) == 1
+    rule = (inst.predicates.index(anchor.predicates[0]),)
+    # the rule's own samples, in the order drawn, split by the model's answer
+    mine = np.flatnonzero(ids == store._id(rule))
+    assert store.valid_indices(rule).tolist() == mine.tolist() and mine.size >= 10
+    assert store.positions(mine).tolist() == list(range(mine.size))  # its stream, read in order
+    right = store.correct[mine]
+    assert right.sum() >= 10
+    pd.testing.assert_frame_equal(anchor.examples_hold, inst.decode(keys[mine[right][:10]]))
+    assert anchor.covers(anchor.examples_hold).all()
+    # every sample read back is the one drawn, wherever it is in its stream
+    assert np.array_equal(store.keys_of(np.arange(store.size)), keys)
+    matrix, rows = store.native_rows(0, store.size)
+    assert np.array_equal(rows, store.base[: store.size]) and rows.max() < len(X)
+    # the same native values as the streams return with the samples
+    windows = [
+        (store._anchors[i], p, p + 1)
+        for i, p in zip(store.anchor_id[: store.size], store.positions(np.arange(store.size)))
+    ]
+    native = inst.stream_windows(windows, store.shared.seed, store.shared.cache, False)[2]
+    assert native.shape == (store.size, inst.n_predicates)
+    assert np.array_equal(matrix[rows], native)

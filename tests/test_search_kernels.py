@@ -172,10 +172,11 @@ def test_the_compiled_kernels_can_be_switched_off(monkeypatch, module, cached, l
         assert (getattr(module, load)() is not None) == compiled
 
 
-def _counted_arms(monkeypatch, compiled, seed):
+def _counted_arms(monkeypatch, compiled, seed, streamed=False):
     """A search's store after draws for the empty rule, a parent, some of its children and a
     grandchild, and the stratified arms of the parent's children, counted with or without the
-    compiled kernel; then more draws for some arms."""
+    compiled kernel; then more draws for some arms. ``streamed``: the samples are read from
+    streams (the store keeps their base rows, not their native values)."""
     X = _mixed_frame(700, seed=seed)
     sampler = TabularSampler(categorical_features=[2, 3, 4]).fit(X)
     row = next(i for i in range(len(X)) if not np.isnan(X["age"].iloc[i]))
@@ -192,7 +193,12 @@ def _counted_arms(monkeypatch, compiled, seed):
         return (frame["fare"].to_numpy() > 25).astype(np.int64)
 
     monkeypatch.setattr(search, "_ARM_KERNEL", arm_kernel if compiled else False)
-    store = SampleStore(instance, predict, 1, np.random.default_rng(seed))
+    if streamed:
+        shared = cache.Shared(cache.SampleCache(0), seed, 1)
+        store = SampleStore(instance, predict, 1, None, shared)
+        assert store.native is None and store.base is not None
+    else:
+        store = SampleStore(instance, predict, 1, np.random.default_rng(seed))
     grandchild = tuple(sorted(set(children[0]) | set(children[-1])))
     store.draw([((), 200), (parent, 150), (grandchild, 30)] + [(c, 40) for c in children[::2]])
     arms = StratifiedArms(store, children, [parent] * len(children))
@@ -204,10 +210,11 @@ def _counted_arms(monkeypatch, compiled, seed):
     return groups, counts, [a.copy() for a in (arms.n1, arms.pos1, arms.n2, arms.pos2)]
 
 
+@pytest.mark.parametrize("streamed", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_compiled_stratum_counts_equal_the_numpy_counts(monkeypatch, seed):
-    groups, first_fast, then_fast = _counted_arms(monkeypatch, True, seed)
-    _, first_slow, then_slow = _counted_arms(monkeypatch, False, seed)
+def test_compiled_stratum_counts_equal_the_numpy_counts(monkeypatch, seed, streamed):
+    groups, first_fast, then_fast = _counted_arms(monkeypatch, True, seed, streamed)
+    _, first_slow, then_slow = _counted_arms(monkeypatch, False, seed, streamed)
     assert any(len(group) == 2 for group in groups)  # a child with a two-predicate group
     for fast, slow in zip(first_fast + then_fast, first_slow + then_slow):
         assert fast.dtype == slow.dtype and np.array_equal(fast, slow)

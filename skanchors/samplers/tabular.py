@@ -1017,15 +1017,17 @@ class TabularInstance:
         out = (keys, holds, native)
         return out + (hashes,) if return_hashes else out
 
-    def stream_windows(self, requests, seed, cache, return_holds=True):
+    def stream_windows(self, requests, seed, cache, return_holds=True, return_base=False):
         """Samples ``start:stop`` of several streams, one after the other.
 
         ``requests`` lists ``(anchor, start, stop)``. Returns ``(keys, holds, native,
         hashes, memos)`` over all requests in order (``holds`` None with
-        ``return_holds=False``); ``memos`` lists ``(memo, lo, hi)``, one per block read, in
-        order: rows ``lo:hi`` of a block whose dict ``memo`` the search may keep the rows'
-        labels in. The blocks missing from ``cache`` are generated together, in one pass of
-        array operations whatever their number (:meth:`_make_blocks`).
+        ``return_holds=False``; with ``return_base=True``, the base rows in place of
+        ``native``, which is their :meth:`native_of`); ``memos`` lists ``(memo, lo, hi)``,
+        one per block read, in order: rows ``lo:hi`` of a block whose dict ``memo`` the
+        search may keep the rows' labels in. The blocks missing from ``cache`` are
+        generated together, in one pass of array operations whatever their number
+        (:meth:`_make_blocks`).
 
         With numba (the ``fast`` extra), the default perturbation and a cache whose
         predictions are compiled too (or no cache), the samples are drawn directly by
@@ -1035,7 +1037,7 @@ class TabularInstance:
         """
         kernel = self._window_kernel(cache)
         if kernel is not None:
-            return self._compiled_windows(kernel, requests, seed, return_holds)
+            return self._compiled_windows(kernel, requests, seed, return_holds, return_base)
         n = STREAM_BLOCK
         plan, have, todo = [], {}, {}
         for anchor, start, stop in requests:
@@ -1069,7 +1071,12 @@ class TabularInstance:
         else:
             src, base, keys, hashes = (np.concatenate(a) for a in (src, base, keys, hashes))
         holds = self._holds_of(src) if return_holds else None
-        return keys, holds, self._holds[base], hashes, memos
+        return keys, holds, base if return_base else self._holds[base], hashes, memos
+
+    def native_of(self, base, columns=None):
+        """Which predicates the reference rows ``base`` satisfy (the ``native`` matrix of
+        samples built on them), or its cells ``[base, columns]``."""
+        return self._holds[base] if columns is None else self._holds[base, columns]
 
     def _window_kernel(self, cache):
         """The compiled kernel that draws stream windows without their blocks, where it
@@ -1104,7 +1111,7 @@ class TabularInstance:
                 self._window_plans[anchor] = plan
         return plan
 
-    def _compiled_windows(self, kernel, requests, seed, return_holds):
+    def _compiled_windows(self, kernel, requests, seed, return_holds, return_base=False):
         """:meth:`stream_windows` by the compiled window kernel: the same samples, drawn
         directly (their blocks are neither made nor kept; no label memos)."""
         streams, starts, stops, ptr, features, preds, slots = [], [], [], [0], [], [], []
@@ -1119,7 +1126,7 @@ class TabularInstance:
             ptr.append(len(features))
         parent = self.parent
         codes = parent._codes
-        src, _, keys, hashes, native = kernel(
+        src, base, keys, hashes, native = kernel(
             np.array(streams, dtype=np.uint64),
             np.array(starts, dtype=np.intp),
             np.array(stops, dtype=np.intp),
@@ -1136,7 +1143,7 @@ class TabularInstance:
             hash_multipliers(codes.shape[1]),
         )
         holds = self._holds_of(src) if return_holds else None
-        return keys, holds, native, hashes, None
+        return keys, holds, base if return_base else native, hashes, None
 
     def _make_blocks(self, blocks, seed):
         """Stream blocks ``[((stream key, b), anchor), ...]``: ``(src, base, keys, hashes,
