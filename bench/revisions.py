@@ -22,9 +22,10 @@ them) and reports rows predicted per explanation. Run it in the development virt
 Whole explanations move with the machine's load; the time inside one function (``--inside``,
 wall seconds summed over its calls) shows a change to that function more sharply.
 
-Cells are ``data/model`` with data ``adult``, ``titanic`` (as in ``tabular.py``) or ``wide`` (a
+Cells are ``data/model`` with data ``adult``, ``titanic`` (as in ``tabular.py``), ``wide`` (a
 synthetic table with 60 numeric features, to see how costs grow with the number of
-predicates) and model ``rf`` or ``gb``.
+predicates) or ``balance`` (a million rows of 8 normal features, 12 % positive, explained with
+``balance=True``) and model ``rf`` or ``gb``.
 """
 
 from __future__ import annotations
@@ -104,11 +105,24 @@ def describe(rev):
 
 
 def prepare(name):
-    if name != "wide":
+    if name not in ("wide", "balance"):
         # tabular.py's training split (with its default reference="train", the model's fit
         # and every explainer's reference data are the same rows)
         data = tabular.prepare(name)
         return {**data, "X_train": data["X_model"], "y_train": data["y_model"]}
+    if name == "balance":
+        # a million rows, 12 % of them positive, explained with balance=True
+        rng = np.random.default_rng(SEED)
+        X = rng.normal(size=(1_000_000, 8))
+        y = (X[:, 0] + X[:, 1] + 0.5 * rng.normal(size=len(X)) > 2.0).astype(int)
+        X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.01, random_state=SEED)
+        return {
+            "X_train": X_train,
+            "X_test": X_test,
+            "y_train": y_train,
+            "categorical": [],
+            "params": {"balance": True},
+        }
     X, y = make_classification(
         n_samples=4000, n_features=60, n_informative=12, n_redundant=8, random_state=SEED
     )
@@ -134,6 +148,7 @@ def explainer_params(data, beam_size, seed=SEED):
         beam_size=beam_size,
         categorical_features=data["categorical"],
         random_state=seed,
+        **data.get("params", {}),
     )
 
 

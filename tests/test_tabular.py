@@ -1847,6 +1847,35 @@ def test_coverage_of_rules_is_the_share_of_reference_rows_they_cover(compiled, m
         assert value == mask.mean()
 
 
+@pytest.mark.parametrize("levels", [2, 5, 1500])
+def test_weighted_coverage_is_the_weight_of_the_rows_covered(levels):
+    # balance=True weighs rows by their predicted class: coverage under the balanced
+    # distribution counts the covered rows of each weight (few distinct weights) or sums the
+    # covered rows' weights (many)
+    from skanchors.samplers import tabular as tab
+
+    rng = np.random.default_rng(4)
+    n = 1500
+    X = pd.DataFrame(
+        {"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(list("uvw"), n)}
+    )
+    weight = rng.random(levels)[rng.integers(0, levels, n)] + 0.01
+    sampler = tab.TabularSampler(bounds="all").fit(X, sample_weight=weight)
+    assert (sampler._weight_levels is None) == (levels > tab._MAX_WEIGHT_LEVELS)
+    inst = sampler.instance(X.iloc[[0]])
+    d = inst.n_predicates
+    rules = [(p,) for p in range(d)] + [(p, q) for p in range(d) for q in range(p + 1, d)]
+    rules += [tuple(range(d)), ()]
+    got = inst.coverage(rules)
+    for rule, value in zip(rules, got):
+        mask = np.ones(n, dtype=bool)
+        for p in rule:
+            mask &= inst.predicates[p].evaluate(X)
+        assert value == pytest.approx(weight[mask].sum() / weight.sum(), rel=1e-12, abs=1e-15)
+    # the unweighted share of reference rows is reported too, unchanged
+    assert inst.reference_coverage(rules[0]) == inst.predicates[0].evaluate(X).mean()
+
+
 def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
     # columns of more than 4096 distinct values look them up by binary search (numbers) or in
     # a pandas Index (a million floats took 400 MB as a dict): the codes, and so the

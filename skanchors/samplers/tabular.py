@@ -38,6 +38,11 @@ _M1, _M2, _M4 = (np.uint64(m) for m in (0x5555555555555555, 0x3333333333333333, 
 _H01, _ONE, _TWO, _FOUR, _TOP = (np.uint64(v) for v in (0x0101010101010101, 1, 2, 4, 56))
 
 
+# Weighted coverage counts the covered rows of each distinct weight when there are at most
+# this many (TabularSampler._levels_of), instead of summing the weights of the covered rows.
+_MAX_WEIGHT_LEVELS = 16
+
+
 def _popcounts_swar(bits):
     """Set bits in each row of a 2-d uint8 array whose rows are whole 64-bit words, by the
     SWAR popcount on those words (numpy 1.x has no bit count: 2.5x faster than a byte
@@ -249,6 +254,7 @@ class TabularSampler(BaseEstimator):
                 )
             self._weights = w / w.sum()
         self._cum = None if self._weights is None else np.cumsum(self._weights)
+        self._weight_levels = self._levels_of(self._weights)
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
         self._masks, self._packed, self._pools, self._constrains = {}, {}, {}, {}
         # Every pool's rows, back to back in one array (see _pool_slot).
@@ -364,6 +370,20 @@ class TabularSampler(BaseEstimator):
         if flag is None:
             flag = self._constrains[gid] = not self._predicate_mask(gid).all()
         return flag
+
+    @staticmethod
+    def _levels_of(weights):
+        """``(values, bits)`` of weights that take few distinct values (``balance``: one per
+        predicted class): the values, and the rows of each as a packed mask (as
+        :meth:`_predicate_bits`); None without weights or with too many values."""
+        if weights is None:
+            return None
+        values, level = np.unique(weights, return_inverse=True)
+        if len(values) > _MAX_WEIGHT_LEVELS:
+            return None
+        padded = np.zeros((len(values), -(-len(weights) // 64) * 64), dtype=bool)
+        padded[level.ravel(), np.arange(len(weights))] = True
+        return values, np.packbits(padded, axis=1)
 
     def _predicate_bits(self, gid):
         bits = self._packed.get(gid)
@@ -822,6 +842,7 @@ class TabularInstance:
         self._holds_flat = holds.ravel()
         self._n_ref = n_ref
         self._weights = parent._weights
+        self._weight_levels = parent._weight_levels
         self._cum = parent._cum
         self._choice_cache = {}
         self._slot_cache = {}
@@ -1280,6 +1301,11 @@ class TabularInstance:
                 bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
                 if self._weights is None:
                     values = (_popcounts(bits) / self._n_ref).tolist()
+                elif self._weight_levels is not None:
+                    # the rows of each weight the rule covers, times that weight
+                    weights, levels = self._weight_levels
+                    counts = _popcounts(bits[:, None, :] & levels[None, :, :])
+                    values = (counts.astype(float) @ weights).tolist()
                 else:
                     covered = np.unpackbits(bits, axis=1, count=self._n_ref).astype(bool)
                     values = [float(self._weights[c].sum()) for c in covered]
