@@ -42,7 +42,7 @@ modality, through four members:
     bandit step's draws); the answer is ``(keys, holds, native, hashes, memos)`` over all of
     them: ``hashes`` are the :func:`~skanchors._cache.row_hash` of the keys, computed once
     per stream block rather than once per search; with ``return_holds=False`` the holds
-    matrix is None (stores without ``exact_reuse`` never read it); ``memos`` are
+    matrix is None (asked by stores that do not keep it); ``memos`` are
     ``(memo, lo, hi)`` segments, one per stream block read, where the search keeps the
     labels of those rows of the block (see :meth:`_Predictions._label`). A store keeps a
     streamed sample as its place in its stream, and reads the keys of the examples again
@@ -52,9 +52,10 @@ modality, through four members:
     (the cells ``[base, columns]`` with ``columns``): the store then keeps one integer per
     streamed sample instead of its row of ``native``.
 
-Samples are stored once, as rows of boolean matrices, and reused by every candidate they are
-valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to the model
-in one call, and perturbations that repeat are predicted once.
+Samples are stored once (their keys or places in streams, their labels, and what the estimate
+needs of them: which predicates they satisfy, or their base rows) and reused by every candidate
+they are valid draws for (see :class:`SampleStore`); all samples one bandit step needs go to
+the model in one call, and perturbations that repeat are predicted once.
 """
 
 from __future__ import annotations
@@ -259,10 +260,12 @@ class SampleStore(_Predictions):
         self._cursor = {}  # stream positions read so far, per conditioning set
         cap = 1024
         self.exact_reuse = bool(getattr(instance, "exact_reuse", False))
+        self.streamed = self.shared is not None
         # Which predicates each sample satisfies: only subset reuse (exact_reuse) reads it,
-        # and only instances that cannot read it off the keys (``holds_of``) have it kept.
+        # and it is kept unless the store keeps the keys and can read it off them
+        # (``holds_of``).
         self.holds = None
-        if self.exact_reuse and not hasattr(instance, "holds_of"):
+        if self.exact_reuse and (self.streamed or not hasattr(instance, "holds_of")):
             self.holds = np.zeros((cap, instance.n_predicates), dtype=bool)
         self.anchor_id = np.zeros(cap, dtype=np.int64)
         self.labels = np.zeros(cap, dtype=np.int64)
@@ -272,7 +275,6 @@ class SampleStore(_Predictions):
         # examples' keys are read again, not as their keys (a thousand of them per sample on
         # a wide table): the store rows of each window read start at ``_window_rows[k]``
         # with sample ``_window_starts[k]`` of its stream.
-        self.streamed = self.shared is not None
         self._window_rows, self._window_starts = [], []
         self._key_columns = None  # (width, dtype) of the keys
         # Stratified reuse (StratifiedArms) needs the base rows' own predicate values: kept as

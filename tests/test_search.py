@@ -340,3 +340,48 @@ def test_a_streamed_search_keeps_places_in_streams_and_finds_its_examples_again(
     native = inst.stream_windows(windows, store.shared.seed, store.shared.cache, False)[2]
     assert native.shape == (store.size, inst.n_predicates)
     assert np.array_equal(matrix[rows], native)
+
+
+def test_a_streamed_product_distribution_counts_subsets_from_its_holds():
+    # A custom instance with streams, exact_reuse and holds_of (all optional members): the
+    # store keeps no keys for streamed samples, so it keeps which predicates they satisfy.
+    from skanchors._cache import SampleCache, Shared, row_hash
+
+    class Toy:
+        n_predicates = 3
+        exact_reuse = True
+        stream_namespace = "toy"
+
+        def _keys(self, anchor, start, stop, seed):
+            rows = []
+            for i in range(start, stop):
+                draw = np.random.default_rng([seed, i, *anchor]).random(3)
+                keys = np.where(draw < 0.5, -1, 0)
+                keys[list(anchor)] = -1
+                rows.append(keys)
+            return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+        def stream_windows(self, requests, seed, cache, return_holds=True):
+            keys = np.concatenate([self._keys(a, s, t, seed) for a, s, t in requests])
+            return keys, (keys < 0 if return_holds else None), None, row_hash(keys), None
+
+        def holds_of(self, keys):
+            return np.asarray(keys) < 0
+
+        def decode(self, keys):
+            return np.asarray(keys)
+
+    def predict(keys):
+        return (keys[:, 0] < 0).astype(int)
+
+    store = search.SampleStore(Toy(), predict, 1, None, Shared(SampleCache(1000), 7, "class"))
+    store.draw([((), 50), ((1,), 30)])
+    assert store.streamed and store.keys is None and store.holds is not None
+    keys = store.keys_of(np.arange(80))
+    n, pos = store.stats([(0,), (1,), (0, 1)])
+    drawn_for_empty = np.arange(80) < 50
+    for j, rule in enumerate([(0,), (1,), (0, 1)]):
+        valid = (keys[:, list(rule)] < 0).all(axis=1)
+        if rule == (0,):  # samples drawn for (1,) are not draws of D(z | x0 kept)
+            valid &= drawn_for_empty
+        assert n[j] == valid.sum() and pos[j] == (valid & (keys[:, 0] < 0)).sum()
