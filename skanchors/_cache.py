@@ -185,6 +185,8 @@ class SampleCache:
         self._inflight = {}  # namespace -> {hash: owner token} (without numba)
         self._blocks = {}
         self._size = 0
+        # Times the cache started over (or was cleared): see wait().
+        self.epoch = 0
         self.hits = 0  # predictions served from the cache (for diagnostics and tests)
         self._searches = {}  # search key -> what the search found (see get_search)
 
@@ -217,6 +219,7 @@ class SampleCache:
             self._blocks.clear()
             self._searches.clear()
             self._size = 0
+            self.epoch += 1
             self._cond.notify_all()
 
     # -- whole searches
@@ -335,6 +338,7 @@ class SampleCache:
                         each.restart()
                     self._blocks.clear()
                     self._size = 0
+                    self.epoch += 1
                 self._size += table.fill(hashes, labels, id(owner))
                 self._cond.notify_all()
             return
@@ -353,20 +357,31 @@ class SampleCache:
                     self._labels.clear()
                     self._blocks.clear()
                     self._size = 0
+                    self.epoch += 1
                     known = self._labels.setdefault(namespace, {})
                 before = len(known)
                 known.update(zip(hashes.tolist(), labels.tolist()))
                 self._size += len(known) - before
             self._cond.notify_all()
 
-    def wait(self, namespace, hashes):
-        """Labels of hashes another search is predicting, once it has them."""
+    def wait(self, namespace, hashes, since=None):
+        """Labels of hashes another search is predicting, once it has them.
+
+        ``since``: the :attr:`epoch` read before the caller's claim. Once the cache has
+        started over since then, the wait ends, with -1 for the labels not known (the caller
+        predicts those itself): the labels it waited for may have been forgotten and the rows
+        claimed again by a search that is waiting for the caller, in a merged model call
+        (``skanchors._batching``), which would never come.
+        """
         with self._cond:
             while self._kernels is not None and self.enabled:
                 table = self._tables.get(namespace)
                 if table is None:
                     return np.full(len(hashes), -1, dtype=np.int64)
                 out = table.lookup(hashes)
+                if since is not None and self.epoch != since:
+                    out[out == _IN_FLIGHT] = -1
+                    return out
                 if not (out == _IN_FLIGHT).any():
                     # all known, or the owner failed, or the cache started over meanwhile
                     # (-1: the caller predicts those itself)
@@ -377,6 +392,8 @@ class SampleCache:
                 busy = self._inflight.get(namespace, {})
                 out = lookup(known, hashes)
                 missing = hashes[out < 0].tolist()
+                if since is not None and self.epoch != since:
+                    return out
                 if not missing or not any(h in busy for h in missing):
                     # All known; or the owner failed (its error reaches the caller through the
                     # model), or the cache started over meanwhile: the caller predicts the

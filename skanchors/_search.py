@@ -205,6 +205,7 @@ class _Predictions:
         (rows may repeat)."""
         shared = self.shared
         cache, space = shared.cache, (shared.namespace, self.instance.stream_namespace)
+        epoch = cache.epoch  # read before the claim: a restart after it ends the wait below
         labels, mine, theirs, dups, dup_of = cache.claim_rows(space, hashes, self)
         if mine.size or (theirs.size and shared.merged):
             try:
@@ -220,7 +221,7 @@ class _Predictions:
             # Rows explained together: the searches predicting them need the turn to store them.
             turn = shared.merged.paused() if shared.merged else contextlib.nullcontext()
             with turn:
-                labels[theirs] = cache.wait(space, hashes[theirs])
+                labels[theirs] = cache.wait(space, hashes[theirs], since=epoch)
             lost = theirs[labels[theirs] < 0]
             if lost.size:  # their search failed, or the cache started over
                 labels[lost] = self._call(keys[lost])

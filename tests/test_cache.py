@@ -289,3 +289,38 @@ def test_coverage_is_the_weighted_share_of_reference_rows_satisfying_every_predi
         np.testing.assert_allclose(inst.coverage(rules), expected, rtol=1e-12)
         # Asked again (now from the cache, in another order): the same values.
         np.testing.assert_allclose(inst.coverage(rules[::-1]), expected[::-1], rtol=1e-12)
+
+
+def test_rows_explained_together_with_a_small_cache_that_starts_over_do_not_deadlock():
+    # A search waiting for rows another search predicts must not wait for rows claimed
+    # *again* after the cache started over (and forgot their labels): their new owner may be
+    # waiting for it in a merged model call. 8 Titanic rows with a 300-prediction cache hung
+    # (found in review); the anchors must be those of the rows explained one by one.
+    from sklearn.compose import make_column_transformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    from skanchors import AnchorExplainer
+    from skanchors.datasets import load_titanic
+
+    X, y = load_titanic(return_X_y=True)
+    cat = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    encode = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
+    model = make_pipeline(
+        make_column_transformer((encode, cat), remainder="passthrough"),
+        HistGradientBoostingClassifier(max_iter=50, random_state=0),
+    ).fit(X, y)
+    rows = X.iloc[:8]
+    found = []
+
+    def together():
+        found.extend(AnchorExplainer(model, random_state=0, cache_size=300).fit(X).explain(rows))
+
+    thread = threading.Thread(target=together, daemon=True)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "the searches deadlocked"
+    alone = AnchorExplainer(model, random_state=0, cache_size=0).fit(X)
+    expected = [alone.explain(rows.iloc[[i]])[0] for i in range(len(rows))]
+    assert [str(a) for a in found] == [str(a) for a in expected]
