@@ -1876,6 +1876,21 @@ def test_weighted_coverage_is_the_weight_of_the_rows_covered(levels):
     assert inst.reference_coverage(rules[0]) == inst.predicates[0].evaluate(X).mean()
 
 
+def test_unweighted_pools_are_kept_once_as_32_bit_rows(data):
+    # The rows a feature's value is drawn from are kept in the sampler's one flat array
+    # (32-bit), not also per pool: a million reference rows held 176 MB of pools twice.
+    X = data
+    explainer = AnchorExplainer(PlantedModel(), random_state=0).fit(X)
+    explainer.explain(X.iloc[:5])
+    sampler = explainer.sampler_
+    assert sampler._slots and not sampler._pools
+    assert sampler._pool_rows.dtype == np.int32
+    for gids, (offset, size) in sampler._slots.items():
+        ok = np.logical_and.reduce([sampler._predicate_mask(g) for g in gids])
+        assert sampler._pool_rows[offset : offset + size].tolist() == np.flatnonzero(ok).tolist()
+        assert sampler._pool_empty(gids) == (size == 0)
+
+
 def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
     # columns of more than 4096 distinct values look them up by binary search (numbers) or in
     # a pandas Index (a million floats took 400 MB as a dict): the codes, and so the

@@ -258,7 +258,10 @@ class TabularSampler(BaseEstimator):
         # Per-predicate row masks, packed bits and sampling pools, shared by all instances.
         self._masks, self._packed, self._pools, self._constrains = {}, {}, {}, {}
         # Every pool's rows, back to back in one array (see _pool_slot).
-        self._slots, self._pool_rows, self._slots_used = {}, np.zeros(0, dtype=np.intp), 0
+        # Row indices of the pools: 32-bit below 2**31 reference rows.
+        self._row_dtype = np.dtype(np.int32 if n < 2**31 else np.intp)
+        self._slots, self._pool_rows, self._slots_used = {}, np.zeros(0, self._row_dtype), 0
+        self._empty_pools = {}
         self._stream_keys = {}  # (namespace, predicates in the reference data's terms) -> key
         self._flat = None
         self._orders, self._ordered = {}, {}
@@ -402,14 +405,30 @@ class TabularSampler(BaseEstimator):
         return rows, cum
 
     def _pool(self, gids):
-        """Rows to draw a feature's value from when predicates ``gids`` must hold."""
+        """Rows to draw a feature's value from when predicates ``gids`` must hold, and their
+        cumulative weights (None unweighted). Kept: weighted draws and
+        ``perturbation="reference"`` read them; unweighted draws read the same rows from
+        :meth:`_pool_slot`'s one array, which does not keep them here too."""
         pool = self._pools.get(gids)
         if pool is None:
-            ok = self._predicate_mask(gids[0])
-            for g in gids[1:]:
-                ok = ok & self._predicate_mask(g)
-            pool = self._pools[gids] = self._make_pool(np.flatnonzero(ok))
+            pool = self._pools[gids] = self._make_pool(np.flatnonzero(self._pool_mask(gids)))
         return pool
+
+    def _pool_mask(self, gids):
+        """Which reference rows satisfy predicates ``gids``."""
+        ok = self._predicate_mask(gids[0])
+        for g in gids[1:]:
+            ok = ok & self._predicate_mask(g)
+        return ok
+
+    def _pool_empty(self, gids):
+        """Whether no reference row satisfies predicates ``gids`` (kept per ``gids``)."""
+        empty = self._empty_pools.get(gids)
+        if empty is None:
+            pool = self._pools.get(gids)
+            empty = pool[0].size == 0 if pool is not None else not self._pool_mask(gids).any()
+            self._empty_pools[gids] = empty
+        return empty
 
     def _stream_key(self, name):
         """:meth:`TabularInstance.stream_key` of ``name``, ``(namespace, predicates in the
@@ -426,13 +445,14 @@ class TabularSampler(BaseEstimator):
         every pool back to back, so that rows of many pools are drawn with one gather."""
         slot = self._slots.get(gids)
         if slot is None:
-            rows = self._pool(gids)[0]
+            pool = self._pools.get(gids)
+            rows = pool[0] if pool is not None else np.flatnonzero(self._pool_mask(gids))
             with _SLOTS_LOCK:  # searches in threads (rows explained together) share pools
                 slot = self._slots.get(gids)
                 if slot is None:
                     used, flat = self._slots_used, self._pool_rows
                     if used + len(rows) > len(flat):
-                        grown = np.empty(max(2 * len(flat), used + len(rows)), dtype=np.intp)
+                        grown = np.empty(max(2 * len(flat), used + len(rows)), dtype=flat.dtype)
                         grown[:used] = flat[:used]
                         flat = grown
                     flat[used : used + len(rows)] = rows
@@ -862,7 +882,7 @@ class TabularInstance:
         by_feature = {}  # feature -> its predicates (in the reference data's terms)
         for f, g in zip(self._feature_of.tolist(), self._gids):
             by_feature.setdefault(f, []).append(g)
-        fallback = any(parent._pool(tuple(g))[0].size == 0 for g in by_feature.values())
+        fallback = any(parent._pool_empty(tuple(g)) for g in by_feature.values())
         self._fallback = fallback
         if fallback:
             self.stream_namespace = ("row", _stable_hash(repr(row)))
@@ -1368,7 +1388,8 @@ def _load_block_kernel():
     empty = np.zeros(0, dtype=np.intp)
     codes = np.array([[5], [9]], dtype=np.int32)
     pairs = (empty, np.zeros((0, 1), dtype=np.intp), np.zeros((0, 2), dtype=np.intp))
-    rest = (empty, np.ones((3, 1), dtype=bool), codes, codes, np.array([3], dtype=np.uint64))
+    pool_rows = np.zeros(0, dtype=np.int32)  # TabularSampler._row_dtype
+    rest = (pool_rows, np.ones((3, 1), dtype=bool), codes, codes, np.array([3], dtype=np.uint64))
     seed = 7
     src, base, keys, hashes = make_blocks(
         np.array([_mix64(seed ^ 1)], dtype=np.uint64), 4, 2, empty, *pairs, *rest
