@@ -15,7 +15,10 @@ Cases:
   regression (600 messages) predicts as spam with probability 0.75, ``UnkSampler``,
   ``max_anchor_size=3``: a search of about 144,000 rows predicted;
 * *wide table*: 5,000 rows of 1,000 normal features, a logistic regression on three of them,
-  the two rows nearest its decision boundary, ``max_anchor_size=2``: about 95,000 rows each.
+  the two rows nearest its decision boundary, ``max_anchor_size=2``: about 95,000 rows each;
+* *a million rows*: 1,000,000 reference rows of 8 normal features, a logistic regression,
+  20 rows explained in one call: the sampler's pools of rows (the rows each value is drawn
+  from) are made during the searches.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from revisions import describe, export_version  # noqa: E402
 
-CASES = ("text", "wide table")
+CASES = ("text", "wide table", "a million rows")
 
 
 def _rss_mb():
@@ -90,6 +93,16 @@ def _wide_case(pkg):
     return pkg.AnchorExplainer(model, max_anchor_size=2, random_state=0).fit(X), rows
 
 
+def _million_case(pkg):
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1_000_000, 8))
+    y = (X[:, 0] + X[:, 1] + 0.5 * rng.normal(size=len(X)) > 2.0).astype(int)
+    model = LogisticRegression().fit(X, y)
+    return pkg.AnchorExplainer(model, random_state=0).fit(X), X[:20]
+
+
 def worker(case, folder, name):
     """One case with the package in ``folder / name``; prints a JSON line."""
     sys.path.insert(0, folder)
@@ -97,7 +110,8 @@ def worker(case, folder, name):
     for sub in ("datasets", "samplers"):
         importlib.import_module(f"{name}.{sub}")
     warnings.simplefilter("ignore")
-    explainer, rows = (_text_case if case == "text" else _wide_case)(pkg)
+    make = {"text": _text_case, "wide table": _wide_case, "a million rows": _million_case}
+    explainer, rows = make[case](pkg)
     before = _rss_mb()
     start = time.perf_counter()
     anchors = explainer.explain(rows)
@@ -161,9 +175,13 @@ def main():
     ]
     for r in results:
         b, n = r["base"], r["new"]
-        rows = " / ".join(f"{x:,}" for x in n["rows"])
+
+        def total(r):
+            return f"{sum(r):,}" if len(r) > 2 else " / ".join(f"{x:,}" for x in r)
+
+        rows = total(n["rows"])
         if b["rows"] != n["rows"]:
-            rows = f"{' / '.join(f'{x:,}' for x in b['rows'])} -> {rows}"
+            rows = f"{total(b['rows'])} -> {rows}"
         lines.append(
             f"| {r['case']} | {b['added_mb']:,.0f} | {n['added_mb']:,.0f} | "
             f"{n['added_mb'] / b['added_mb']:.2f} | {b['seconds']:.1f} | {n['seconds']:.1f} | "
