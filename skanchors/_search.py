@@ -282,7 +282,7 @@ class SampleStore(_Predictions):
         # the base row (``base``) when the instance reads them off it (``native_of``).
         self.stratified = not self.exact_reuse and hasattr(instance, "predicate_features")
         self.native = self.base = None
-        if self.stratified and self.shared is not None and hasattr(instance, "native_of"):
+        if self.stratified and self.streamed and hasattr(instance, "native_of"):
             self.base = np.zeros(cap, dtype=np.int64)
         elif self.stratified:
             self.native = np.zeros((cap, instance.n_predicates), dtype=bool)
