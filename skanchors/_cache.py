@@ -327,7 +327,12 @@ class SampleCache:
             return labels, mine, theirs
 
     def fill(self, namespace, hashes, labels, owner):
-        """Record predictions (``labels`` None: the prediction failed; release the claims)."""
+        """Record predictions (``labels`` None: the prediction failed; release the claims,
+        and end every wait as a restart does, so that no search waits for rows that another
+        claims again)."""
+        if labels is None:
+            with self._cond:
+                self.epoch += 1
         if self._kernels is not None and self.enabled:
             with self._cond:
                 table = self._tables.get(namespace)

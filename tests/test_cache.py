@@ -324,3 +324,26 @@ def test_rows_explained_together_with_a_small_cache_that_starts_over_do_not_dead
     alone = AnchorExplainer(model, random_state=0, cache_size=0).fit(X)
     expected = [alone.explain(rows.iloc[[i]])[0] for i in range(len(rows))]
     assert [str(a) for a in found] == [str(a) for a in expected]
+
+
+@pytest.mark.parametrize("size", [0, 1000])
+def test_a_failed_prediction_ends_the_waits_for_its_rows(size):
+    # A search whose model call failed releases its claims: a search waiting for those rows
+    # predicts them itself rather than wait for a search that claims them again.
+    cache = SampleCache(size)
+    hashes = np.array([11, 12, 13], dtype=np.uint64)
+    owner, other = object(), object()
+    epoch = cache.epoch
+    labels, mine, theirs = cache.claim("c", hashes, owner)
+    assert mine.tolist() == [0, 1, 2] and not len(theirs)
+    cache.fill("c", hashes[:1], np.array([1]), owner)
+    cache.fill("c", hashes[1:], None, owner)
+    assert cache.epoch == epoch + 1
+    # rows 12 and 13 are claimed again by another search: a waiter from before gives up
+    cache.claim("c", hashes[1:], other)
+    done = []
+    waiter = threading.Thread(target=lambda: done.append(cache.wait("c", hashes, since=epoch)))
+    waiter.start()
+    waiter.join(10)
+    assert not waiter.is_alive()
+    assert done[0].tolist() == ([1, -1, -1] if size else [-1, -1, -1])

@@ -1891,6 +1891,24 @@ def test_unweighted_pools_are_kept_once_as_32_bit_rows(data):
         assert sampler._pool_empty(gids) == (size == 0)
 
 
+def test_an_explainer_saved_by_an_earlier_version_still_explains(data):
+    # A fitted sampler pickled before the weight levels, the 32-bit pools and the emptiness
+    # cache existed: loading derives them, and the anchors are those of a fresh explainer.
+    import pickle
+
+    X = data
+    explainer = AnchorExplainer(PlantedModel(), random_state=0).fit(X)
+    expected = [str(a) for a in explainer.explain(X.iloc[:4])]
+    old = AnchorExplainer(PlantedModel(), random_state=0).fit(X)
+    sampler = old.sampler_
+    for name in ("_weight_levels", "_row_dtype", "_empty_pools"):
+        del sampler.__dict__[name]
+    sampler._pool_rows = sampler._pool_rows.astype(np.intp)
+    loaded = pickle.loads(pickle.dumps(old))
+    assert loaded.sampler_._row_dtype == np.intp and loaded.sampler_._weight_levels is None
+    assert [str(a) for a in loaded.explain(X.iloc[:4])] == expected
+
+
 def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
     # columns of more than 4096 distinct values look them up by binary search (numbers) or in
     # a pandas Index (a million floats took 400 MB as a dict): the codes, and so the

@@ -283,6 +283,17 @@ class TabularSampler(BaseEstimator):
                 state[name] = {}
         return state
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "n_reference_" in state:
+            # fitted by an earlier version: what it did not keep, derived from what it did
+            if "_weight_levels" not in state:
+                self._weight_levels = self._levels_of(self._weights)
+            if "_row_dtype" not in state:
+                self._row_dtype = self._pool_rows.dtype
+            if "_empty_pools" not in state:
+                self._empty_pools = {}
+
     def hash_by_splits(self, thresholds, dtype=np.float32):
         """Identify rows the model cannot tell apart, so that one of them is predicted.
 
