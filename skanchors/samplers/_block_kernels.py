@@ -95,9 +95,9 @@ def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, po
 @numba.njit(nogil=True, cache=True)
 def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pair_preds, slots,
                  n_ref, pool_rows, holds, codes, hash_codes, mult):  # fmt: skip
-    """``(src, base, keys, hashes, native)`` of samples ``starts[r]:stops[r]`` of stream
-    ``r``, one stream after the other: the rows :func:`make_blocks` gives those samples,
-    without the blocks around them, and ``native``, the rows of ``holds`` of their base rows.
+    """``(src, base, keys, hashes)`` of samples ``starts[r]:stops[r]`` of stream ``r``, one
+    stream after the other: the rows :func:`make_blocks` gives those samples, without the
+    blocks around them (their native values are ``holds[base]``, read where needed).
 
     Sample ``s`` of a stream is sample ``s % block`` of its block ``s // block``, whose seed is
     ``mix(stream_seeds[r] ^ (s // block))`` (``stream_seeds[r]``: the stream's
@@ -113,8 +113,6 @@ def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pai
     base = np.empty(total, np.intp)
     keys = np.empty((total, n_feat), codes.dtype)
     hashes = np.empty(total, np.uint64)
-    n_pred = holds.shape[1]
-    native = np.empty((total, n_pred), np.bool_)
     rows_total = np.uint64(n_ref)
     out = 0
     for r in range(n_req):
@@ -125,8 +123,6 @@ def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pai
             seed = _word(stream ^ np.uint64(b), np.uint64(0))
             row = _below(_word(seed, np.uint64(i + 1)), rows_total)
             base[out] = row
-            for q in range(n_pred):
-                native[out, q] = holds[row, q]
             for f in range(n_feat):
                 src[out, f] = row
             for p in range(pair_ptr[r], pair_ptr[r + 1]):
@@ -143,7 +139,7 @@ def make_windows(stream_seeds, starts, stops, block, pair_ptr, pair_feature, pai
                 h += np.uint64(hash_codes[at, f]) * mult[f]
             hashes[out] = h
             out += 1
-    return src, base, keys, hashes, native
+    return src, base, keys, hashes
 
 
 @numba.njit(nogil=True, cache=True)
