@@ -1901,11 +1901,11 @@ def test_an_explainer_saved_by_an_earlier_version_still_explains(data):
     expected = [str(a) for a in explainer.explain(X.iloc[:4])]
     old = AnchorExplainer(PlantedModel(), random_state=0).fit(X)
     sampler = old.sampler_
-    for name in ("_weight_levels", "_row_dtype", "_empty_pools"):
+    for name in ("_weight_levels", "_empty_pools"):
         del sampler.__dict__[name]
     sampler._pool_rows = sampler._pool_rows.astype(np.intp)
     loaded = pickle.loads(pickle.dumps(old))
-    assert loaded.sampler_._row_dtype == np.intp and loaded.sampler_._weight_levels is None
+    assert loaded.sampler_._pool_rows.dtype == np.intp and loaded.sampler_._weight_levels is None
     assert [str(a) for a in loaded.explain(X.iloc[:4])] == expected
 
 

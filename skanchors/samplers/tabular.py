@@ -259,8 +259,8 @@ class TabularSampler(BaseEstimator):
         self._masks, self._packed, self._pools, self._constrains = {}, {}, {}, {}
         # Every pool's rows, back to back in one array (see _pool_slot).
         # Row indices of the pools: 32-bit below 2**31 reference rows.
-        self._row_dtype = np.dtype(np.int32 if n < 2**31 else np.intp)
-        self._slots, self._pool_rows, self._slots_used = {}, np.zeros(0, self._row_dtype), 0
+        rows = np.zeros(0, dtype=np.int32 if n < 2**31 else np.intp)
+        self._slots, self._pool_rows, self._slots_used = {}, rows, 0
         self._empty_pools = {}
         self._stream_keys = {}  # (namespace, predicates in the reference data's terms) -> key
         self._flat = None
@@ -289,8 +289,6 @@ class TabularSampler(BaseEstimator):
             # fitted by an earlier version: what it did not keep, derived from what it did
             if "_weight_levels" not in state:
                 self._weight_levels = self._levels_of(self._weights)
-            if "_row_dtype" not in state:
-                self._row_dtype = self._pool_rows.dtype
             if "_empty_pools" not in state:
                 self._empty_pools = {}
 
@@ -1399,7 +1397,7 @@ def _load_block_kernel():
     empty = np.zeros(0, dtype=np.intp)
     codes = np.array([[5], [9]], dtype=np.int32)
     pairs = (empty, np.zeros((0, 1), dtype=np.intp), np.zeros((0, 2), dtype=np.intp))
-    pool_rows = np.zeros(0, dtype=np.int32)  # TabularSampler._row_dtype
+    pool_rows = np.zeros(0, dtype=np.int32)  # TabularSampler._pool_rows
     rest = (pool_rows, np.ones((3, 1), dtype=bool), codes, codes, np.array([3], dtype=np.uint64))
     seed = 7
     src, base, keys, hashes = make_blocks(
