@@ -2,6 +2,7 @@
 
 import os
 import pickle
+import signal
 import warnings
 
 import joblib
@@ -14,6 +15,7 @@ from sklearn.model_selection import GridSearchCV
 from skanchors.aggregation import (
     GlobalAnchorAggregator,
     aggregate,
+    aggregate_lime,
     g_av,
     g_base,
     g_h,
@@ -255,6 +257,50 @@ def test_adaptive_modes_decide_by_their_own_threshold():
     assert relaxed[1] <= 10 < strict[1]  # one round of 10 (duplicates predicted once) vs two
 
 
+class HashModel:
+    """Class 0 for 97 % of the distinct texts (chosen by a hash of the text), else class 1."""
+
+    classes_ = np.array([0, 1])
+
+    def predict_proba(self, X):
+        import hashlib
+
+        u = np.array([hashlib.blake2b(t.encode(), digest_size=4).digest()[0] for t in X])
+        p0 = np.where(u < 0.97 * 256, 0.9, 0.1)
+        return np.column_stack([p0, 1 - p0])
+
+
+def test_a_token_undecided_at_the_cap_is_decided_by_its_mean(monkeypatch):
+    # The module's promise: a token still undecided after 20 * sample_size samples is decided
+    # by its mean. Tokens that reached the cap with a mean >= tau were counted as non-anchors.
+    import math
+
+    from skanchors.aggregation import aggregator as module
+
+    seen = []
+    real = module.kl_lower_bound
+
+    def spy(mean, level):
+        seen.append((np.array(mean, copy=True), np.array(level, copy=True)))
+        return real(mean, level)
+
+    monkeypatch.setattr(module, "kl_lower_bound", spy)
+    doc = " ".join(f"w{j}" for j in range(12))
+    agg = GlobalAnchorAggregator(
+        HashModel(), **dict(FAST, sample_size=2, min_count=1, stop_words=None)
+    ).fit([doc])
+    cap = module._MAX_ROUNDS * agg.sample_size
+    at_cap = []
+    for seed in range(60):
+        seen.clear()
+        anchor, _ = _chunk(agg, doc, 0.95, 0.95, seed)
+        mean, level = seen[-1]  # the bounds of the final decision
+        if math.log(1 / agg.delta) / level[0] >= cap - 1e-9:
+            at_cap.append((float(mean[0]), anchor))
+    assert sum(m >= 0.95 for m, _ in at_cap) >= 3  # (a mean below tau is decided sooner)
+    assert all(anchor == (m >= 0.95) for m, anchor in at_cap)
+
+
 def test_confidence_mode_counts_what_no_adaptive_threshold_counts_with_fewer_rows():
     params = dict(FAST, candidate_filtering=False, min_count=1, sample_size=10)
     off = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=False, **params).fit(DOCS)
@@ -415,6 +461,39 @@ def test_an_interrupted_run_continued_equals_an_uninterrupted_one(interrupt):
     assert agg.n_documents_seen_ == whole.n_documents_seen_ == len(DOCS)
     assert agg._n_known().tolist() == whole._n_known().tolist()
     assert agg.top_terms_ == whole.top_terms_
+    assert agg.positive_counts_.sort_index().equals(whole.positive_counts_.sort_index())
+
+
+@pytest.mark.parametrize("during", ["_start_run", "_commit"])
+def test_ctrl_c_while_the_state_changes_waits_until_it_is_whole(monkeypatch, during):
+    # A real SIGINT in the middle of the state's update: it used to stop _start_run half way
+    # (phantom pending words counted by min_count and the filters for ever) or _commit half
+    # way (part of a batch counted while unprocessed_indices_ listed all of it: counted twice
+    # by the documented recovery). Now it arrives once the update is whole.
+    params = dict(FAST, order="given")
+    original = getattr(GlobalAnchorAggregator, during)
+    fired = []
+
+    def interrupted(self, *args):
+        if not fired:
+            fired.append(True)
+            signal.raise_signal(signal.SIGINT)  # delivered at once outside a held block
+        return original(self, *args)
+
+    monkeypatch.setattr(GlobalAnchorAggregator, during, interrupted)
+    agg = GlobalAnchorAggregator(PlantedModel(), **params)
+    with pytest.raises(KeyboardInterrupt):
+        agg.fit(DOCS)
+    monkeypatch.setattr(GlobalAnchorAggregator, during, original)
+    done = 10 if during == "_commit" else 0  # the batch being counted is counted, whole
+    assert fired and agg.stopped_early_ and agg.n_documents_seen_ == done
+    assert agg._pending.sum() == 0 and agg._pending_c.sum() == 0
+    assert agg.unprocessed_indices_.tolist() == list(range(done, len(DOCS)))
+    agg.partial_fit([DOCS[i] for i in agg.unprocessed_indices_])
+    whole = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
+    assert agg.n_documents_seen_ == len(DOCS)
+    assert agg._n_known().tolist() == whole._n_known().tolist()
+    assert agg.document_counts_.sort_index().equals(whole.document_counts_.sort_index())
     assert agg.positive_counts_.sort_index().equals(whole.positive_counts_.sort_index())
 
 
@@ -592,6 +671,21 @@ def test_unprocessed_indices_name_the_documents_an_interrupt_left(order):
     assert agg.document_counts_.sort_index().equals(whole.document_counts_.sort_index())
 
 
+def test_a_refused_checkpoint_stays_refused_and_unchanged(tmp_path):
+    # The second call after a refusal skipped the set-up, started from an empty state and
+    # overwrote the checkpoint it had just refused.
+    path = tmp_path / "state.joblib"
+    GlobalAnchorAggregator(PlantedModel(), checkpoint=str(path), **FAST).fit(DOCS[:30])
+    saved = path.read_bytes()
+    agg = GlobalAnchorAggregator(PlantedModel(), checkpoint=str(path), **{**FAST, "k": 5})
+    for _ in range(2):
+        with pytest.raises(ValueError, match="other parameters"):
+            agg.partial_fit(DOCS[:30])
+    assert path.read_bytes() == saved
+    agg.set_params(k=FAST["k"]).partial_fit(DOCS[:30])  # the saved parameters: it resumes
+    assert agg.n_documents_seen_ == 30 and agg.n_rows_predicted_ > 0
+
+
 def test_a_corrupt_checkpoint_is_named(tmp_path):
     path = tmp_path / "state.joblib"
     path.write_bytes(b"not a checkpoint")  # was: struct.error: unpack requires a buffer
@@ -676,6 +770,34 @@ def test_transform_score_gridsearch_and_clone(fitted):
 def test_bad_input_names_the_argument(params, X, error, match):
     with pytest.raises(error, match=match):
         GlobalAnchorAggregator(PlantedModel(), **params).fit(X)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        # a (3, 1) doc_freq broadcast silently to every class of "sq"; "pr" raised IndexError
+        (lambda P, N: aggregate("sq", P, N, doc_freq=np.ones((3, 1))), r"doc_freq must have"),
+        (lambda P, N: aggregate("pr", P, N, doc_freq=np.ones((3, 1))), r"doc_freq must have"),
+        (lambda P, N: aggregate("sq", P, N, n_occurrences=[5, 5]), r"n_occurrences must have"),
+        (lambda P, N: g_pr(P, N, present=np.ones((3, 1), bool)), r"present must have"),
+        (lambda P, N: g_pr(np.where(P > 2, np.nan, P), N), "finite"),
+        (lambda P, N: aggregate_lime("sqrt", P, P, P, mask=[True, False]), r"mask must have"),
+        (lambda P, N: aggregate_lime("sqrt", P, P, P, n_occurrences=[5]), "n_occurrences must"),
+    ],
+)
+def test_aggregation_functions_check_their_arguments(call, match):
+    P, N = np.array([[3, 0], [1, 2], [0, 1]]), np.array([[1, 1], [3, 0], [2, 2]])
+    with pytest.raises(ValueError, match=match):
+        call(P, N)
+
+
+def test_min_threshold_binds_only_with_an_adaptive_threshold():
+    # threshold=0.5 without the adaptive threshold needed a min_threshold never read
+    params = dict(FAST, threshold=0.5, adaptive_threshold=False)
+    agg = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS[:20])
+    assert agg.n_documents_seen_ == 20
+    with pytest.raises(ValueError, match="min_threshold=0.55 must not exceed threshold=0.5"):
+        GlobalAnchorAggregator(PlantedModel(), **dict(params, adaptive_threshold=True)).fit(DOCS)
 
 
 def test_unfitted_and_wordless_documents():

@@ -12,10 +12,13 @@ and aggregates the results.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections import Counter
@@ -48,8 +51,10 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     - ``_init_state()``: the empty per-word state (called by :meth:`_setup`);
     - ``_grow(n)``: room for ``n`` new words (called by :meth:`_add_words`);
-    - ``_process_batch(docs, targets, prepared, batch)``: explain and count the documents
-      ``batch`` (indices into ``docs``);
+    - ``_explain_batch(docs, targets, prepared, batch)``: explain the documents ``batch``
+      (indices into ``docs``) without changing the state, and
+      ``_commit_batch(docs, targets, prepared, batch, explained)``: count them (run with
+      Ctrl-C held off, so that an interrupt never leaves a batch half counted);
     - ``_scores(name)``, ``_ranked(scores, name)``: the scores of an aggregation and which of
       them may be top terms;
     - ``_count_tables()``: the ``(attribute, array)`` word x class tables to publish;
@@ -57,8 +62,10 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
       that change the state (a checkpoint written with others is refused), the state's
       arrays and its running totals, which a checkpoint saves after each batch.
 
-    The hooks ``_start_run``, ``_drop`` (also called for a batch a checkpoint already
-    counted), ``_loaded`` (after a checkpoint is read) and ``_history_entry`` have defaults.
+    The hooks ``_prepare`` (work on all the documents of a call, state untouched),
+    ``_start_run`` (its effect on the state, with Ctrl-C held off), ``_drop`` (also called for
+    a batch a checkpoint already counted), ``_loaded`` (after a checkpoint is read) and
+    ``_history_entry`` have defaults.
     """
 
     _progress_desc = "global explanations"
@@ -258,7 +265,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         self.elapsed_time_ = 0.0
         self.history_ = []
         self.stopped_early_ = False
-        self._state = True
+        self._state = None  # set below, once the state (and a checkpoint) is loaded
         self._resume_from = None  # set by a loaded checkpoint (_plan)
         self._call_start = 0
         self.unprocessed_indices_ = np.zeros(0, dtype=np.intp)
@@ -268,6 +275,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         if self.checkpoint is not None and os.path.exists(self.checkpoint):
             self._load_checkpoint()
         self._publish()
+        # Only now: a checkpoint refused above leaves no state, and the next call sets up
+        # (and refuses) again rather than overwrite the file with an empty state.
+        self._state = True
 
     def _add_words(self, words):
         """Give the words not met before a row of the state (``_grow``)."""
@@ -325,35 +335,45 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         docs = planned
         self.unprocessed_indices_ = positions.copy()  # until each batch is done
         self._call_done = Counter()  # batch keys of this call, for the checkpoint
-        prepared = self._start_run(docs, targets)
         bs = self.batch_size
         batches = [list(range(s, min(s + bs, len(docs)))) for s in range(0, len(docs), bs)]
-        bar = self._progress(len(docs))
+        bar = None
+        started = False  # the call's documents are in the state (as pending) from here on
         done = 0  # batches finished (their counts in the state)
         try:
+            prepared = self._prepare(docs, targets)
+            with _interrupts_held():
+                prepared = self._start_run(prepared, targets)
+                started = True
+            bar = self._progress(len(docs))
             for b, batch in enumerate(batches):
                 t0 = time.perf_counter()
                 key = None
                 if self.checkpoint is not None:
                     key = _batch_key([docs[i] for i in batch])
                     if self._replay[key] > 0:  # counted in the checkpoint this run resumes
-                        self._replay[key] -= 1
-                        if self._replay_current[key] > 0:
-                            self._replay_current[key] -= 1
-                        self._call_done[key] += 1
-                        self._drop(targets, prepared, batch)
-                        done = b + 1
-                        self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
+                        with _interrupts_held():
+                            self._replay[key] -= 1
+                            if self._replay_current[key] > 0:
+                                self._replay_current[key] -= 1
+                            self._call_done[key] += 1
+                            self._drop(targets, prepared, batch)
+                            done = b + 1
+                            self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
                         self._report(bar, len(batch), skipped=True)
                         continue
-                self._process_batch(docs, targets, prepared, batch)
-                if key is not None:
-                    self._done[key] += 1
-                    self._call_done[key] += 1
-                done = b + 1
-                self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
-                self.elapsed_time_ += time.perf_counter() - t0
-                self._record()
+                explained = self._explain_batch(docs, targets, prepared, batch)
+                # The batch's counts, its bookkeeping and ``done`` change together: Ctrl-C is
+                # held off until all of them are written.
+                with _interrupts_held():
+                    self._commit_batch(docs, targets, prepared, batch, explained)
+                    if key is not None:
+                        self._done[key] += 1
+                        self._call_done[key] += 1
+                    done = b + 1
+                    self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
+                    self.elapsed_time_ += time.perf_counter() - t0
+                    self._record()
                 self._publish()
                 self._save_checkpoint()
                 self._report(bar, len(batch))
@@ -362,15 +382,19 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                     self.max_time is not None and time.perf_counter() - start > self.max_time
                 )
                 if (stop or timed_out) and b < len(batches) - 1:
-                    self.stopped_early_ = True
-                    self._drop(targets, prepared, [i for bb in batches[b + 1 :] for i in bb])
+                    with _interrupts_held():
+                        self.stopped_early_ = True
+                        self._drop(targets, prepared, [i for bb in batches[b + 1 :] for i in bb])
+                        done = len(batches)  # nothing left for the handler below to drop
                     break
         except BaseException:
             # Interrupted (KeyboardInterrupt, a model error): the finished batches stay, and
             # the documents not processed are forgotten as when stopping early, so that a
             # later partial_fit counts only what it was given.
-            self.stopped_early_ = True
-            self._drop(targets, prepared, [i for bb in batches[done:] for i in bb])
+            with _interrupts_held():
+                self.stopped_early_ = True
+                if started:
+                    self._drop(targets, prepared, [i for bb in batches[done:] for i in bb])
             self._publish()
             raise
         finally:
@@ -380,9 +404,15 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
             self._finish_run()
         self._publish()
 
-    def _start_run(self, docs, targets):
-        """Work on all the (ordered) documents of a call before its first batch."""
+    def _prepare(self, docs, targets):
+        """Work on all the (ordered) documents of a call before its first batch, without
+        changing the state; the result goes to :meth:`_start_run`."""
         return None
+
+    def _start_run(self, prepared, targets):
+        """The state's part of the set-up of a call (Ctrl-C held off); returns what the
+        batches of the call get as ``prepared``."""
+        return prepared
 
     def _drop(self, targets, prepared, indices):
         """Forget the documents ``indices`` of a call that stopped early."""
@@ -583,6 +613,30 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                 f"[skanchors] {self.n_documents_seen_} documents, {what} | {self._headline()}",
                 flush=True,
             )
+
+
+@contextlib.contextmanager
+def _interrupts_held():
+    """Hold Ctrl-C (SIGINT) off while the state changes, then deliver it.
+
+    A KeyboardInterrupt can arrive between any two bytecodes; inside this block it waits
+    until the block is done, so that a state written by several statements is never left half
+    written. The signal is then raised again for the handler that was in place (Python's
+    raises KeyboardInterrupt). Outside the main thread (where Python delivers no signal) or
+    under a SIGINT handler not set from Python, the block runs as it is.
+    """
+    handler = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or handler is None:
+        yield
+        return
+    caught = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    if caught:
+        signal.raise_signal(signal.SIGINT)
 
 
 def _describe(value):

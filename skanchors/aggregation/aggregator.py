@@ -199,7 +199,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     omega : float >= 0, default=0.4
         Strength of the adaptive threshold.
     min_threshold : float in (0, 1], default=0.55
-        The adaptive threshold never goes below this; must not exceed ``threshold``.
+        The adaptive threshold never goes below this; must not exceed ``threshold`` (read
+        only with an ``adaptive_threshold``).
     candidate_filtering : bool, default=True
         Skip tokens whose word cannot reach the current top-k of its class.
     stop_words : "english", collection of str or None, default="english"
@@ -446,9 +447,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     # ---------------------------------------------------------------- set-up
     def _check_X(self, X):
         docs = super()._check_X(X)
-        if self.min_threshold > self.threshold:
+        if self._adaptive_mode() is not None and self.min_threshold > self.threshold:
             raise ValueError(
-                f"min_threshold={self.min_threshold} must not exceed threshold={self.threshold}."
+                f"min_threshold={self.min_threshold} must not exceed threshold={self.threshold} "
+                "(it bounds the adaptive threshold from below; lower it, or set "
+                "adaptive_threshold=False)."
             )
         return docs
 
@@ -472,9 +475,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         self._pending = np.concatenate([self._pending, np.zeros(n, dtype=np.int64)])
 
     # ---------------------------------------------------------------- the loop
-    def _start_run(self, docs, targets):
+    def _prepare(self, docs, targets):
+        return [[self._norm(w) for w, _, _ in tokenize(d)] for d in docs]
+
+    def _start_run(self, tokens, targets):
         """Every token of the call is known (and pending) before the first batch."""
-        tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in docs]
         self._add_words([w for t in tokens for w in t])
         rows = [np.array([self._index[w] for w in t], dtype=np.int64) for t in tokens]
         for r, c in zip(rows, targets.tolist()):
@@ -482,10 +487,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             np.add.at(self._pending_c, (r, c), 1)
         return rows
 
-    def _process_batch(self, docs, targets, rows, batch):
-        results, n_calls = self._process(
-            [docs[i] for i in batch], targets[batch], [rows[i] for i in batch]
-        )
+    def _explain_batch(self, docs, targets, rows, batch):
+        return self._process([docs[i] for i in batch], targets[batch], [rows[i] for i in batch])
+
+    def _commit_batch(self, docs, targets, rows, batch, explained):
+        results, n_calls = explained
         self._commit(results, n_calls, rows, targets, batch)
         self._retire(rows, targets, batch)
 
@@ -881,7 +887,8 @@ def _test_chunk(sampler, model, items, params):
         for mine, (d, _), lab in zip(plans, requests, labels):
             n[mine] += sample_size
             pos[mine] += (lab == d.target).reshape(len(mine), sample_size).sum(axis=1)
-    anchor = (mean >= taus) & (lb > lows - eps)
+    # decided by the bounds, or by the mean once the cap is reached (module docstring)
+    anchor = (mean >= taus) & ((lb > lows - eps) | (n >= cap))
     for k, (j, d) in enumerate(docs):
         results[j] = (d.positions, anchor[offsets[k] : offsets[k + 1]], d.n_rows)
     return results, n_calls

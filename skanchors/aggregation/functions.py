@@ -52,11 +52,24 @@ def _as_counts(*arrays):
         a = np.asarray(a, dtype=float)
         if a.ndim != 2:
             raise ValueError(f"counts must be 2-d (n_words, n_classes), got shape {a.shape}.")
-        if (a < 0).any():
-            raise ValueError("counts must be non-negative.")
+        if not np.isfinite(a).all() or (a < 0).any():
+            raise ValueError("counts must be finite and non-negative.")
         out.append(a)
     if len({a.shape for a in out}) > 1:
         raise ValueError(f"count arrays have different shapes: {[a.shape for a in out]}.")
+    return out
+
+
+def _shaped(value, name, shape, dtype=float):
+    """``value`` as an array of ``shape`` (that of the counts, or its first axis), or an
+    error that names the argument."""
+    out = np.asarray(value, dtype=dtype)
+    if out.shape != shape:
+        per = "word" if len(shape) == 1 else "word and class"
+        raise ValueError(
+            f"{name} must have shape {shape}, one value per {per} of the counts; got shape "
+            f"{out.shape}."
+        )
     return out
 
 
@@ -180,7 +193,10 @@ def g_pr(a_pos, a_neg, alpha=0.5, present=None, totals=None):
     """
     a_pos, a_neg = _as_counts(a_pos, a_neg)
     q, _ = pr_estimates(a_pos, a_neg, alpha, totals)
-    present = (a_pos + a_neg > 0) if present is None else np.asarray(present, dtype=bool)
+    if present is None:
+        present = a_pos + a_neg > 0
+    else:
+        present = _shaped(present, "present", a_pos.shape, bool)
     out = np.full(q.shape, np.nan)
     for c in range(q.shape[1]):
         m = present[:, c]
@@ -259,7 +275,9 @@ def aggregate(
     if name not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {list(AGGREGATIONS)}, got {name!r}.")
     a_pos, a_neg = _as_counts(a_pos, a_neg)
-    present = None if doc_freq is None else np.asarray(doc_freq) > 0
+    if doc_freq is not None:
+        (doc_freq,) = _as_counts(_shaped(doc_freq, "doc_freq", a_pos.shape))
+    present = None if doc_freq is None else doc_freq > 0
     if name == "pr":
         scores = g_pr(a_pos, a_neg, alpha, present, totals)
     elif name == "inverse_pr":
@@ -278,7 +296,7 @@ def aggregate(
         scores = np.where(present, scores, np.nan)
     if n_occurrences is None:
         n_occurrences = (a_pos + a_neg).sum(axis=1)
-    rare = np.asarray(n_occurrences) < min_count
+    rare = _shaped(n_occurrences, "n_occurrences", a_pos.shape[:1]) < min_count
     scores = np.array(scores, dtype=float)
     scores[rare] = np.nan
     return scores

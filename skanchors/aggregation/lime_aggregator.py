@@ -34,9 +34,11 @@ Batches, ``fit`` and ``partial_fit``.
     ``top_terms_`` is current after each batch. Each document's perturbations are seeded
     from its text and ``random_state``, and its weights depend on nothing else, so results are
     identical for any ``n_jobs``, and ``partial_fit`` over any split of a collection gives
-    exactly the sums of ``fit`` on the whole of it (when the sampler needs no reference data,
-    as the default :class:`~skanchors.samplers.UnkSampler`). The sums are updated only when a
-    batch is complete: an exception leaves every earlier batch counted.
+    the sums of ``fit`` on the whole of it, the same weights added in another order (so equal
+    up to the last bit of a float; the counts exactly), when the sampler needs no reference
+    data, as the default :class:`~skanchors.samplers.UnkSampler`. The sums are updated only
+    when a batch is complete: an exception, Ctrl-C included, leaves every earlier batch
+    counted and no later one.
 Cost.
     LIME costs ``n_samples + 1`` model rows per document, whatever the aggregation; all
     aggregations can be read from one run (:meth:`GlobalLimeAggregator.compute_top_terms`).
@@ -359,7 +361,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         self._occ = np.concatenate([self._occ, np.zeros(n, dtype=np.int64)])
 
     # ---------------------------------------------------------------- the loop
-    def _process_batch(self, docs, targets, prepared, indices):
+    def _explain_batch(self, docs, targets, prepared, indices):
         batch, y = [docs[i] for i in indices], targets[indices]
         tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in batch]
         # A document without words has nothing to explain: seen, but no weights.
@@ -372,7 +374,11 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         explanations = [None] * len(batch)
         for i, e in zip(worded, found):
             explanations[i] = e
-        self._commit(tokens, y, explanations)
+        return tokens, explanations
+
+    def _commit_batch(self, docs, targets, prepared, indices, explained):
+        tokens, explanations = explained
+        self._commit(tokens, targets[indices], explanations)
 
     def _commit(self, tokens, targets, explanations):
         """Add one finished batch to the sums (all or nothing)."""

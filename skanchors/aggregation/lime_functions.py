@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .functions import _shaped
+
 __all__ = [
     "LIME_AGGREGATIONS",
     "aggregate_lime",
@@ -58,6 +60,8 @@ def _as_array(a, name, *, non_negative=False):
     a = np.asarray(a, dtype=float)
     if a.ndim != 2:
         raise ValueError(f"{name} must be 2-d (n_words, n_classes), got shape {a.shape}.")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must be finite.")
     if non_negative and (a < 0).any():
         raise ValueError(f"{name} must be non-negative.")
     return a
@@ -144,9 +148,7 @@ def lime_homogeneity(abs_sums, mask=None):
     """
     imp = lime_sqrt(abs_sums)
     n = imp.shape[0]
-    mask = np.ones(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool).ravel()
-    if mask.shape != (n,):
-        raise ValueError(f"mask must have one entry per word ({n}), got shape {mask.shape}.")
+    mask = np.ones(n, dtype=bool) if mask is None else _shaped(mask, "mask", (n,), bool)
     total = imp.sum(axis=1, keepdims=True)
     p = np.divide(imp, total, out=np.zeros_like(imp), where=total > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -198,10 +200,11 @@ def aggregate_lime(
     dc = _as_array(doc_counts, "doc_counts", non_negative=True)
     if not ws.shape == ab.shape == dc.shape:
         raise ValueError(f"arrays have different shapes: {[ws.shape, ab.shape, dc.shape]}.")
-    occ = dc.sum(axis=1) if n_occurrences is None else np.asarray(n_occurrences, dtype=float)
+    n = dc.shape[:1]
+    occ = dc.sum(axis=1) if n_occurrences is None else _shaped(n_occurrences, "n_occurrences", n)
     keep = occ >= min_count
     if mask is not None:
-        keep &= np.asarray(mask, dtype=bool).ravel()
+        keep &= _shaped(mask, "mask", n, bool)
     if name == "sqrt":
         scores = lime_sqrt(ab)
     elif name == "average":
