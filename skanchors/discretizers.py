@@ -229,7 +229,10 @@ class QuantileDiscretizer(_BaseDiscretizer):
     one with the fewest digits: rules read ``x <= 0.537`` and ``Age <= 20.0``, not
     ``x <= 0.536724726369211`` and ``Age <= 20.125``, and test exactly what they print. On
     the data the discretizer is fitted on the bins are the percentiles' bins; a new value
-    inside such a gap may fall on the other side.
+    inside such a gap may fall on the other side. One exception: when every percentile falls
+    on a column's largest value (a 0/1 flag that is 1 on more than 75 % of the rows, for
+    quartiles), the bins ``x <= max`` and the empty ``x > max`` would never split the data,
+    so the edge goes between the two largest values.
 
     Attributes
     ----------
@@ -359,21 +362,24 @@ def _percentile_edges(X, q):
     them): any number from the lower of the two up to (not including) the upper one puts the
     same values on each side. The edge is the one with the fewest digits, so that a rule
     prints as ``x <= 0.537`` rather than ``x <= 0.536724726369211`` and still tests exactly
-    what it prints. An edge at or above the largest value stays where it is.
+    what it prints. An edge at or above the largest value stays where it is (its top bin is
+    empty), unless every edge is there: the column, whose largest value holds more rows than
+    the percentiles leave above the smallest of them (a 0/1 flag that is 1 on 80 % of the rows,
+    for quartiles), would then sit in one bin and never appear in a rule, so its edge goes
+    between its two largest values instead.
     """
     out = []
     for col in X.T:
         values = np.unique(col[~np.isnan(col)])
         edges = np.nanpercentile(col, q)
         at = np.searchsorted(values, edges, side="right")  # values[:at] <= edge
-        out.append(
-            np.array(
-                [
-                    _shortest_between(values[i - 1], values[i]) if 0 < i < len(values) else e
-                    for e, i in zip(edges.tolist(), at.tolist())
-                ]
-            )
-        )
+        moved = [
+            _shortest_between(values[i - 1], values[i]) if 0 < i < len(values) else e
+            for e, i in zip(edges.tolist(), at.tolist())
+        ]
+        if len(values) > 1 and min(moved) >= values[-1]:
+            moved = [_shortest_between(values[-2], values[-1])]
+        out.append(np.array(moved))
     return out
 
 

@@ -1619,6 +1619,13 @@ def test_quantile_edges_are_short_numbers_that_split_the_data_as_the_percentiles
     assert QuantileDiscretizer().fit(ints).bin_edges_[0].tolist() == [24.0, 49.0, 74.0]
     binary = np.array([[0.0], [1.0], [1.0], [1.0]])
     assert QuantileDiscretizer().fit(binary).bin_edges_[0].tolist() == [0.0, 1.0]
+    # ... unless every edge is there: a flag that is 1 on 80 % of the rows (every quartile is
+    # 1) sat in one bin, x <= 1, and never appeared in a rule; 0 at 80 % always split
+    flags = np.repeat([[0.0, 1.0, 0.0], [1.0, 0.0, 2.0], [1.0, 0.0, 3.0]], [20, 40, 40], axis=0)
+    edges = QuantileDiscretizer().fit(flags).bin_edges_
+    assert [e.tolist() for e in edges] == [[0.0], [0.0], [2.0, 3.0]]  # (3 still splits at 2)
+    bins = QuantileDiscretizer().fit_transform(flags)
+    assert np.bincount(bins[:, 0].astype(int)).tolist() == [20, 80]
 
 
 def test_discretizer_arguments_are_checked():
