@@ -840,7 +840,8 @@ def _explain_one(sampler, model, row, target, seed, params):
         default = _TABULAR_WIDTH_FACTOR * math.sqrt(max(m, 1))
         width = default if params["kernel_width"] is None else params["kernel_width"]
     width = float(width)
-    w = np.exp(-(distance**2) / width**2)
+    with np.errstate(over="ignore"):  # a tiny width: distance / width = inf, weight 0
+        w = np.exp(-np.square(distance / width))  # (width**2 overflowed at 1e300)
     selected, method = _select(Z, y, w, params["n_features"], params["feature_selection"])
     weights = np.zeros(m)
     if selected:

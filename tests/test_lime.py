@@ -238,6 +238,13 @@ def test_kernel_width(linear):
     # A very wide kernel weights every sample equally: plain ridge on the samples.
     flat = explainer.set_params(kernel_width=1e6).explain(X[:1])[0]
     assert not np.allclose(flat.weights, default.weights)
+    # ... however wide: width**2 overflowed (OverflowError at 1e300) and a tiny width gave
+    # 0/0 = NaN weights; the kernel is now exp(-(D / w)^2)
+    flatter = explainer.set_params(kernel_width=1e300).explain(X[:1])[0]
+    np.testing.assert_allclose(flatter.weights, flat.weights, rtol=1e-6)
+    for method in ("none", "lasso_path", "forward_selection"):
+        tiny = explainer.set_params(kernel_width=1e-200, feature_selection=method)
+        assert np.isfinite(tiny.explain(X[:1])[0].weights).all()
 
 
 def test_text_kernel_width_changes_weights():
