@@ -200,7 +200,10 @@ def cmd_demo(args, out=None):
 def _read_table(path, option):
     import pandas as pd
 
-    sep = "\t" if str(path).endswith((".tsv", ".tab")) else ","
+    name = str(path).lower()
+    for packed in (".gz", ".bz2", ".xz", ".zip", ".zst", ".tar"):  # pandas unpacks these
+        name = name.removesuffix(packed)
+    sep = "\t" if name.endswith((".tsv", ".tab")) else ","
     try:
         return pd.read_csv(path, sep=sep)
     except FileNotFoundError:
@@ -229,6 +232,7 @@ def cmd_explain(args, out=None):
     out = sys.stdout if out is None else out
     from . import AnchorExplainer
 
+    _writable(args.json, "--json")
     model = _load_model(args.model)
     reference = _read_table(args.reference, "--reference")
     data = _read_table(args.data, "--data") if args.data else reference
@@ -272,11 +276,36 @@ def _load_text_model(spec):
     """A saved sklearn model (joblib file) or a Hugging Face model (folder or hub name)."""
     import os
 
-    if os.path.isfile(spec):
-        return _load_model(spec)
+    if os.path.isfile(spec) or spec.lower().endswith((".joblib", ".pkl", ".pickle")):
+        return _load_model(spec)  # (a missing file is named as such, not sought on the hub)
     from .models import HFTextClassifier
 
-    return HFTextClassifier(spec)
+    model = HFTextClassifier(spec)
+    try:
+        model._load()  # now, to name a bad --model before the documents are read
+    except ImportError as error:
+        raise UsageError(f"--model: {spec!r} is not a file; {error}") from None
+    except (OSError, ValueError) as error:  # transformers: not found, offline, not a model
+        raise UsageError(
+            f"--model: {spec!r} is neither a joblib file nor a Hugging Face model folder or "
+            f"hub name that could be loaded ({error})"
+        ) from None
+    return model
+
+
+def _writable(path, option):
+    """Check an output file can be written before the work that fills it is done."""
+    import os
+
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"{option}: {path!r} is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option}: no folder {folder!r} to write {os.path.basename(path)!r} in")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option}: {path!r} cannot be written")
 
 
 def _html_report(top_terms, title):
@@ -318,6 +347,8 @@ def cmd_global(args, out=None):
 
     from .aggregation import GlobalAnchorAggregator
 
+    _writable(args.json, "--json")
+    _writable(args.html, "--html")
     table = _read_table(args.data, "--data")
     column = args.text_column
     if column is None:
@@ -390,7 +421,7 @@ def build_parser():
             default=0.95,
             help="precision threshold, in (0, 1]",
         )
-        p.add_argument("--random-state", type=int, default=0)
+        p.add_argument("--random-state", type=_bounded(int, 0, 2**32 - 1), default=0, help="seed")
         p.add_argument("--n-jobs", type=_n_jobs, default=None)
 
     demo = sub.add_parser("demo", help="explain a model on the shipped demo data")
@@ -439,7 +470,7 @@ def build_parser():
         "--json", help="write the top terms as JSON to this file (infinite scores as null)"
     )
     gl.add_argument("--html", help="write an HTML report with a bar chart per class")
-    gl.add_argument("--verbose", type=int, default=0)
+    gl.add_argument("--verbose", type=_bounded(int, 0), default=0)
     gl.set_defaults(func=cmd_global, parser=gl)
     return parser
 

@@ -865,7 +865,13 @@ def test_cli_global_finds_the_text_column_and_writes_strict_json(tmp_path, capfd
 
 
 @pytest.mark.parametrize(
-    "options, message", [(["-k", "0"], "0 is outside [1, inf]"), (["--delta", "2"], "(0, 1)")]
+    "options, message",
+    [
+        (["-k", "0"], "0 is outside [1, inf]"),
+        (["--delta", "2"], "(0, 1)"),
+        (["--verbose", "-3"], "-3 is outside [0, inf]"),
+        (["--html", "/nonexistent/r.html"], "--html: no folder '/nonexistent'"),
+    ],
 )
 def test_cli_global_refuses_bad_options_as_usage_errors(tmp_path, capsys, options, message):
     from skanchors.cli import main

@@ -114,6 +114,10 @@ def test_explain_rejects_rows_out_of_range(saved, capsys):
         (["--n-jobs", "0"], "0 workers"),
         (["--beam-size", "0"], "0 is outside [1, inf]"),
         (["--threshold", "nan"], "'nan' is not a number"),  # NaN passed every range check
+        # blamed --reference (scikit-learn's message); demo and global: a traceback
+        (["--random-state", "-1"], "-1 is outside [0, 4294967295]"),
+        # the work was done, then lost to a FileNotFoundError
+        (["--json", "/nonexistent/folder/a.json"], "--json: no folder '/nonexistent/folder'"),
         # the label left in the data was anchored: "... AND label > 0.0 THEN PREDICT 1"
         ([], "--reference: X has the column(s) ['label'] that the model was not fitted on"),
     ],
@@ -139,6 +143,26 @@ def test_missing_or_wrong_files_are_named(saved, capsys):
         assert code == 2 and message in err and "Traceback" not in err
     code, err = _usage_error(["global", "--model", model, "--data", "nosuch.tsv"], capsys)
     assert code == 2 and "--data: no file 'nosuch.tsv'" in err
+    # a mistyped model file was sought on the Hugging Face hub: a connection traceback
+    texts = str(saved / "texts.csv")
+    pd.DataFrame({"text": ["win cash now", "see you at lunch"]}).to_csv(texts, index=False)
+    for spec, message in [
+        ("nosuch.joblib", "--model: no file 'nosuch.joblib'"),
+        (str(saved / "nosuch-folder"), "is neither a joblib file nor a Hugging Face model"),
+    ]:
+        code, err = _usage_error(["global", "--model", spec, "--data", texts], capsys)
+        assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_compressed_tables_are_split_as_their_inner_suffix_says(tmp_path):
+    # texts.tsv.gz was split on commas: one column "label\ttext", the label read as text
+    from skanchors.cli import _read_table
+
+    table = pd.DataFrame({"label": ["ham", "spam"], "text": ["see you at lunch", "win, now"]})
+    for name, sep in [("t.tsv.gz", "\t"), ("t.csv.bz2", ","), ("T.TAB.XZ", "\t")]:
+        table.to_csv(tmp_path / name, sep=sep, index=False)
+        read = _read_table(tmp_path / name, "--data")
+        assert read.equals(table), name
 
 
 @pytest.mark.parametrize(
@@ -148,6 +172,7 @@ def test_missing_or_wrong_files_are_named(saved, capsys):
         (["--rows", "0"], "0 is outside [1, inf]"),
         (["--threshold", "0"], "0.0 is outside (0, 1]"),
         (["--n-jobs", "x"], "'x' is not an integer"),
+        (["--random-state", "5000000000"], "5000000000 is outside [0, 4294967295]"),
     ],
 )
 def test_demo_refuses_bad_options_as_usage_errors(capsys, options, message):
