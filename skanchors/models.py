@@ -922,10 +922,14 @@ class LabelsAsProbabilities:
 
     def __call__(self, X):
         labels = np.asarray(self.estimator.predict(X))
-        index = np.searchsorted(self.classes_, labels)  # scikit-learn's classes_ are sorted
-        index = np.minimum(index, len(self.classes_) - 1)
-        if not np.array_equal(self.classes_[index], labels):
-            raise ValueError("The classifier predicted labels that are not in its classes_.")
+        # (a lookup, not searchsorted: a third-party classifier's classes_ need not be sorted)
+        index = pd.Index(self.classes_).get_indexer(labels.ravel())
+        if (index < 0).any():
+            unknown = pd.unique(labels.ravel()[index < 0])[:5].tolist()
+            raise ValueError(
+                f"The classifier predicted labels {unknown} that are not in its classes_ "
+                f"{self.classes_.tolist()}."
+            )
         out = np.zeros((len(labels), len(self.classes_)))
         out[np.arange(len(labels)), index] = 1.0
         return out

@@ -779,3 +779,29 @@ def test_a_classifier_with_predict_only_is_explained_by_its_predicted_class():
     # LIME fits probabilities: it keeps asking for predict_proba
     with pytest.raises(TypeError, match="predict_proba"):
         LimeExplainer(LinearSVC().fit(X, y)).fit(X)
+
+
+def test_a_predict_only_classifier_may_list_its_classes_in_any_order():
+    # classes_ ["lo", "hi"] (a third-party classifier): searchsorted assumed them sorted and
+    # fit said the model predicted "labels that are not in its classes_"
+    from skanchors.models import LabelsAsProbabilities
+
+    class Rule:
+        classes_ = np.array(["lo", "hi"])
+
+        def predict(self, X):
+            return np.where(np.asarray(X)[:, 0] > 0.5, "hi", "lo")
+
+    X = pd.DataFrame(np.random.default_rng(0).uniform(size=(400, 2)), columns=["a", "b"])
+    proba = LabelsAsProbabilities(Rule())(X.iloc[:4].to_numpy())
+    assert proba.tolist() == [[0.0, 1.0] if a > 0.5 else [1.0, 0.0] for a in X["a"][:4]]
+    explainer = AnchorExplainer(Rule(), random_state=0).fit(X)
+    anchor = explainer.explain(pd.DataFrame({"a": [0.9], "b": [0.5]}))[0]
+    assert anchor.prediction == "hi" and anchor.features == ["a"] and anchor.is_anchor
+
+    class Liar(Rule):
+        def predict(self, X):
+            return np.full(len(X), "maybe")
+
+    with pytest.raises(ValueError, match=r"predicted labels \['maybe'\] that are not in"):
+        LabelsAsProbabilities(Liar())(X.to_numpy())
