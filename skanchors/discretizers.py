@@ -287,8 +287,9 @@ class EdgesDiscretizer(_BaseDiscretizer):
         feature. They are used as given; ``-inf`` and ``inf`` (the outer bins of
         :func:`pandas.cut`) split nothing and are dropped. Features missing from a dict fall
         back to ``default``. Inside an explainer the discretizer sees the numeric features
-        only, so an index counts among those: name the features to be sure. An unknown name
-        or index is an error.
+        only, so an index counts among those: name the features to be sure (in a DataFrame
+        whose columns are named by numbers, as ``pd.DataFrame(array)`` names them, a number
+        is a column's name). An unknown name or index is an error.
     default : {"quartile", "none"}, default="quartile"
         Bins for features without given edges: their quartiles (moved as
         :class:`QuantileDiscretizer` moves them), or a single bin.

@@ -1684,6 +1684,36 @@ def test_columns_named_by_numbers_and_strings_alike():
     assert (model(X[covered])[:, 1] == 1).all()
 
 
+def test_edges_and_categorical_features_name_number_named_columns():
+    # In pd.DataFrame(array) the names are numbers: edges={1: [50]} went to the second
+    # numeric column (column 3), column 1 kept its quartiles; and categorical_features
+    # [0, "c"] was read as the strings ["0", "c"] ("unknown feature '0'").
+    from skanchors.discretizers import EdgesDiscretizer
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(0, 100, size=(300, 3)), columns=[5, 3, 1])
+
+    def model(frame):
+        p = (frame[1] > 50).to_numpy(float)
+        return np.column_stack([1 - p, p])
+
+    disc = EdgesDiscretizer(edges={1: [50]})
+    explainer = AnchorExplainer(model, discretizer=disc, random_state=0).fit(X)
+    assert [e.tolist() for e in explainer.sampler_.bin_edges_][2] == [50.0]
+    assert disc.edges == {1: [50]}  # the user's discretizer is left as it was
+    anchor = explainer.explain(X.iloc[[int(np.argmax(X[1]))]])[0]
+    assert str(anchor).startswith("IF column 1 > 50.0 THEN PREDICT 1 WITH PRECISION 1.00")
+    with pytest.raises(ValueError, match=r"no column of X is called 7"):
+        AnchorExplainer(model, discretizer=EdgesDiscretizer(edges={7: [1]})).fit(X)
+    Y = X.assign(c=rng.choice(["u", "v"], 300))
+    mixed = AnchorExplainer(model, categorical_features=[0, "c"], random_state=0).fit(Y)
+    assert mixed.sampler_.categorical_.tolist() == [True, False, False, True]
+    with pytest.raises(ValueError, match="edges names feature 'c', which is categorical"):
+        AnchorExplainer(model, discretizer=EdgesDiscretizer(edges={"c": [1]})).fit(
+            Y.rename(columns={5: "a"})
+        )
+
+
 def test_split_codes_compare_as_the_trees_do():
     from skanchors.samplers.tabular import _split_codes
 

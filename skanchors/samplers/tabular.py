@@ -24,7 +24,12 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
 from .._explanation import Predicate
 from .._numba import compiled
-from ..discretizers import _BaseDiscretizer, _shortest_between, make_discretizer
+from ..discretizers import (
+    EdgesDiscretizer,
+    _BaseDiscretizer,
+    _shortest_between,
+    make_discretizer,
+)
 
 __all__ = ["TabularSampler"]
 
@@ -234,7 +239,11 @@ class TabularSampler(BaseEstimator):
                 # scikit-learn keeps string column names only (and refuses a mix): the
                 # discretizer names a column called 0 "column 0", as the rules print it
                 names = [c if isinstance(c, str) else f"column {c}" for c in num.columns]
-                num.columns = names if len(set(names)) == len(names) else list(map(repr, names))
+                names = names if len(set(names)) == len(names) else list(map(repr, names))
+                self.discretizer_ = _renamed_edges(
+                    self.discretizer_, dict(zip(num.columns, names)), list(frame.columns)
+                )
+                num.columns = names
             self.bin_edges_ = _fitted_edges(self.discretizer_, num)
             bins = np.column_stack(
                 [np.searchsorted(e, c, side="left") for e, c in zip(self.bin_edges_, num.T.values)]
@@ -591,16 +600,17 @@ class TabularSampler(BaseEstimator):
                     for c in frame.columns
                 ]
             )
-        cf = np.asarray(cf)
-        if cf.dtype == bool:
-            if cf.shape != (n,):
+        # (item by item: np.asarray made [0, "Sex"] the strings ["0", "Sex"])
+        items = cf.tolist() if isinstance(cf, (np.ndarray, pd.Index, pd.Series)) else list(cf)
+        if items and all(isinstance(c, (bool, np.bool_)) for c in items):
+            if len(items) != n:
                 raise ValueError(
-                    f"categorical_features as a mask must have {n} entries, got {cf.shape}."
+                    f"categorical_features as a mask must have {n} entries, got {len(items)}."
                 )
-            return cf.copy()
+            return np.array(items, dtype=bool)
         mask = np.zeros(n, dtype=bool)
         names = list(frame.columns) if self._frame_input else []
-        for c in cf.tolist():
+        for c in items:
             if isinstance(c, numbers.Integral) and not isinstance(c, bool):
                 if not -n <= c < n:
                     raise ValueError(f"categorical_features index {c} is out of range for {n}.")
@@ -1517,6 +1527,32 @@ def _pick(pool, z, instance):
 
 def _scalar(value):
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _renamed_edges(discretizer, renamed, columns):
+    """An :class:`EdgesDiscretizer` whose ``edges`` dict names the columns of a frame with
+    number names (``renamed``: name -> the name the discretizer sees) by those names: in such
+    a frame a number is the column's name, not its position among the numeric features (the
+    edges ``{1: [50]}`` went to the second numeric column, not the column called 1)."""
+    if not isinstance(discretizer, EdgesDiscretizer) or not isinstance(discretizer.edges, dict):
+        return discretizer
+    edges = {}
+    for key, value in discretizer.edges.items():
+        if key in renamed:
+            edges[renamed[key]] = value
+        elif key in columns:
+            raise ValueError(
+                f"edges names feature {key!r}, which is categorical: only numeric features "
+                "are binned."
+            )
+        elif isinstance(key, numbers.Integral) and not isinstance(key, bool):
+            raise ValueError(
+                f"edges has the key {key!r}, but no column of X is called {key!r}; its columns "
+                f"are named by numbers, so edges names them by their names {list(renamed)}."
+            )
+        else:
+            edges[key] = value
+    return discretizer.set_params(edges=edges)
 
 
 def _fitted_edges(discretizer, num):
