@@ -238,7 +238,10 @@ class Anchor:
         Fraction of perturbations satisfying the rule for which the model predicts
         ``prediction`` (estimated from ``n_samples`` samples of ``D(z | A)``).
     precision_bounds : (float, float)
-        KL confidence interval of the precision at level ``1 - delta``.
+        KL confidence interval of the precision at the level the search validated rules at:
+        ``1 - delta`` shared (a union bound) among the ``1 + beam_size * max_anchor_size``
+        rules it may validate. A rule is an anchor when its precision reaches the threshold
+        and the lower bound is within 0.025 of it.
     coverage : float
         Fraction of the (unweighted) reference data that satisfies the rule.
     coverage_perturbation : float

@@ -1276,13 +1276,13 @@ def estimate(store, order, beta):
 class SearchResult:
     """What the search found for one instance, before it becomes an :class:`~skanchors.Anchor`."""
 
-    def __init__(self, anchor, order, is_anchor, store, coverage, delta, groups=None, width=None):
+    def __init__(self, anchor, order, is_anchor, store, coverage, beta, groups=None, width=None):
         self.anchor = tuple(anchor)
         self.order = list(order)
         self.is_anchor = is_anchor
         self.store = store
         self.coverage = coverage
-        self.delta = delta
+        self.beta = beta  # the rate the candidates were validated at (union bound included)
         self._groups, self._width = groups, width
 
     def shown(self, k=None):
@@ -1450,7 +1450,7 @@ def beam_search(
     empty = store.arms([()])
     known_precision = {}  # the estimated precision of each beam, when it was chosen
     if _validate(empty, [0], threshold, beta, batch_size)[0]:
-        return SearchResult((), [], True, store, 1.0, delta, groups, width)
+        return SearchResult((), [], True, store, 1.0, beta, groups, width)
     known_precision[()] = float(arm_means(empty)[0])
 
     beams = {0: [()]}
@@ -1538,7 +1538,7 @@ def beam_search(
                 best, best_coverage, best_key = cand, cov[cand], key
         size += 1
     if best is not None:
-        return SearchResult(best, order[best], True, store, best_coverage, delta, groups, width)
+        return SearchResult(best, order[best], True, store, best_coverage, beta, groups, width)
     # No valid anchor: among the beams of every round, the rule the bandit finds best. With
     # unlimited samples that is the best precision within epsilon (KL-LUCB's guarantee). When
     # the samples run out (reference rows: a rule covering k rows has at most k), the bandit
@@ -1549,7 +1549,7 @@ def beam_search(
     # fallbacks) at 2.8x their held-out coverage, 0.854 -> 0.855 on Adult (18) at 5.8x.
     pool = [c for s in range(1, size) for c in beams.get(s, [])]
     if not pool:  # nothing to add to the empty rule (no informative predicate)
-        return SearchResult((), [], False, store, 1.0, delta, groups, width)
+        return SearchResult((), [], False, store, 1.0, beta, groups, width)
     arms = make_arms(store, pool, [parent_of[c] for c in pool])
     arms.coverage = instance.coverage(pool)
     pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
@@ -1557,7 +1557,7 @@ def beam_search(
     if getattr(arms, "n_available", None) is not None:
         best = pool[int(np.argmax(arm_bounds(arms, np.arange(len(pool)), beta)[0]))]
     cov = float(instance.coverage([best])[0])
-    return SearchResult(best, order[best], False, store, cov, delta, groups, width)
+    return SearchResult(best, order[best], False, store, cov, beta, groups, width)
 
 
 # SampleStore.counts takes the rows in blocks of at most this many cells (rows x candidates).

@@ -904,7 +904,8 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     predict, label = task.labeler(target)
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
-    beta = np.log(1.0 / params["delta"])
+    # the bounds at the level the search validated at, so that is_anchor reads off them
+    beta = result.beta
     counts, precisions, lb, ub = estimate(store, result.order, beta)
     n = int(counts[-1])
     precision = float(precisions[-1]) if n else float("nan")
