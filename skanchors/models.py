@@ -971,8 +971,9 @@ def _is_name(value):
 # Models loaded from a name or path, shared within the process: joblib sends each chunk of
 # work a fresh (weightless) copy of a sampler or classifier, and this keeps the weights from
 # being read again for every chunk. Keyed by kind, name, device and the files' modification
-# times (a model saved again to the same folder is reloaded); the least recently used of more
-# than _PRETRAINED_MAX entries is dropped.
+# times (a model saved again to the same folder is reloaded). Models and tokenizers are
+# counted apart: of more than _PRETRAINED_MAX of either, the least recently used is dropped
+# (a classifier, its tokenizer, a masked language model and its tokenizer all stay).
 _PRETRAINED = OrderedDict()
 _PRETRAINED_MAX = 2
 _PRETRAINED_LOCK = threading.Lock()
@@ -1017,8 +1018,9 @@ def _load_pretrained(kind, name, device, load):
     value = load()
     with _PRETRAINED_LOCK:
         _PRETRAINED[key] = value
-        while len(_PRETRAINED) > _PRETRAINED_MAX:
-            _PRETRAINED.popitem(last=False)
+        same = [k for k in _PRETRAINED if (k[0] == "tokenizer") == (kind == "tokenizer")]
+        for old in same[: max(len(same) - _PRETRAINED_MAX, 0)]:  # least recently used first
+            del _PRETRAINED[old]
     return value
 
 
@@ -1097,7 +1099,7 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
     ``sklearn.base.clone`` (used by ``GridSearchCV``) returns a classifier that *shares* the
     loaded model and tokenizer instead of copying them. Within a process, classifiers that load
     the same model name on the same device share one copy of the weights (the two most recently
-    loaded models are kept).
+    used models, and apart from them two tokenizers, are kept).
 
     Examples
     --------

@@ -286,6 +286,35 @@ def test_mlm_fill_and_pickle(bert_sampler):
     )
 
 
+def test_copies_of_a_classifier_and_a_masked_lm_share_their_loaded_models(hf, monkeypatch):
+    # Tokenizers took slots of the two-model store: a classifier and its tokenizer filled
+    # it, so each copy (what every joblib task gets) reloaded both models and tokenizers.
+    from collections import OrderedDict
+
+    from skanchors import models
+    from skanchors.samplers import MaskedLMSampler
+
+    monkeypatch.setattr(models, "_PRETRAINED", OrderedDict())
+    loads = []
+    real = models._load_pretrained
+
+    def counting(kind, name, device, load):
+        return real(kind, name, device, lambda: loads.append(kind) or load())
+
+    monkeypatch.setattr(models, "_load_pretrained", counting)
+    clf = models.HFTextClassifier(hf["clf"])
+    sampler = MaskedLMSampler(hf["bert_mlm"], top_k=5).fit(CORPUS)
+    blob = pickle.dumps((clf, sampler))
+    for seed in range(4):
+        c, s = (clf, sampler) if seed == 0 else pickle.loads(blob)
+        assert c.predict_proba([DOC]).shape == (1, 2)
+        s.instance(DOC).sample((), 5, np.random.default_rng(seed))
+        if seed == 0:
+            first = sorted(loads)
+    assert {"masked-lm", "sequence-classification"} <= set(first)
+    assert sorted(loads) == first  # the copies loaded nothing again
+
+
 # --------------------------------------------------------------------- HFTextClassifier
 @pytest.fixture
 def clf(hf):

@@ -163,7 +163,7 @@ class MaskedLMSampler(_TextSampler):
 
     The loaded model and tokenizer are not pickled: they are reloaded from ``model`` when
     needed (within a process, samplers of the same model and device share one loaded copy;
-    the two most recently loaded models are kept).
+    the two most recently used models, and apart from them two tokenizers, are kept).
 
     Examples
     --------
