@@ -157,8 +157,10 @@ class AnchorExplainer(BaseExplainer):
         whose predicates are another's in the reference data's terms (the same bins and
         categories), anchoring the same class, goes through that row's search sample for
         sample: the explainer also keeps what its searches found (up to 10,000 of them) and
-        gives such a row the earlier anchor without searching again. This only changes
-        costs: the anchors are the same for any ``cache_size`` (0 keeps nothing).
+        gives such a row the earlier anchor without searching again. Text has no streams: a
+        document explained again (the same text, anchoring the same class) gets its first
+        search's anchor. This only changes costs: the anchors are the same for any
+        ``cache_size`` (0 keeps nothing).
         Each kept prediction takes about 250 bytes with its perturbation (measured on
         Adult's 14 columns: the default then holds up to about 60 MB). The cache assumes
         the model does not change; :meth:`fit` starts a new one.

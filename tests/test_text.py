@@ -125,6 +125,28 @@ def test_repeated_perturbations_are_predicted_once():
     assert model.rows == anchor.n_rows_predicted  # every row, the document itself included
 
 
+@pytest.mark.parametrize("cache_size", [0, 250_000])
+def test_a_document_explained_again_reuses_its_search(cache_size):
+    # cache_size promised reuse "in this or later calls" and gave text none: two identical
+    # calls predicted 2,520 rows each
+    model = WordModel("free", "win")
+    explainer = AnchorExplainer(model, cache_size=cache_size, random_state=0).fit(DOCS)
+    docs = [SPAM, "win a free trip to paris now", "free tickets, call now"]
+    first = explainer.explain(docs)
+    rows = model.rows
+    again = explainer.explain(docs[::-1] + [docs[0]])
+    assert [str(a) for a in again] == [str(a) for a in first[::-1] + [first[0]]]
+    assert rows == sum(a.n_rows_predicted for a in first)
+    if cache_size:  # only each document's own prediction
+        assert [(a.n_model_calls, a.n_rows_predicted) for a in again] == [(1, 1)] * 4
+        assert model.rows - rows == 4
+    else:  # every search again, the same
+        assert [a.n_rows_predicted for a in again] == [
+            a.n_rows_predicted for a in first[::-1] + [first[0]]
+        ]
+        assert model.rows - rows == rows + first[0].n_rows_predicted
+
+
 def test_sklearn_text_pipeline_transform_and_score():
     from skanchors.datasets import load_sms_spam
 

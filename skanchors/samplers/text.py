@@ -355,6 +355,12 @@ class TextInstance:
         self._gaps_obj = np.array(self.gaps + [None], dtype=object)[:-1]
         self._coverage_cache = {}
 
+    def search_key(self):
+        """What a search of this document depends on, besides the explainer's sampler and
+        parameters: its text (which also seeds its random numbers). A document explained
+        again gets the anchor of its first search from the explainer's cache."""
+        return ("document", self.document)
+
     @cached_property
     def predicates(self):
         # Built on first use: the global aggregator samples documents without reading them.
