@@ -174,11 +174,14 @@ class Predicate:
         return pd.Series(X[:, index])
 
     def evaluate(self, X):
-        """Boolean mask of the rows of ``X`` (DataFrame or 2-d array) that satisfy it."""
+        """Boolean mask of the rows of ``X`` (DataFrame or 2-d array) that satisfy it; for a
+        word predicate, of the documents of ``X`` (a list, 1-d array or Series of str)."""
         if self.op == "contains":
-            from .samplers.text import tokenize
+            from .samplers.text import check_documents, tokenize
 
-            return np.array([self.value in {t for t, _, _ in tokenize(doc)} for doc in X])
+            # (a DataFrame was read column name by column name, a str letter by letter)
+            docs = check_documents(X, "X", allow_wordless=True, allow_empty=True)
+            return np.array([self.value in {t for t, _, _ in tokenize(d)} for d in docs], bool)
         col = self._column(X)
         if self.op == "isna":
             return col.isna().to_numpy()

@@ -237,3 +237,10 @@ def test_a_text_anchor_covers_documents_only():
         anchor.covers(pd.DataFrame({"text": ["free beer", "nothing"]}))
     with pytest.raises(TypeError, match=r"X\[0\] is a int"):
         anchor.covers([1])
+    # the public Predicate itself: a frame gave one value per column, a str one per letter
+    (word,) = anchor.predicates
+    assert word.evaluate(["free beer", "", "nothing"]).tolist() == [True, False, False]
+    with pytest.raises(TypeError, match="select its text column"):
+        word.evaluate(pd.DataFrame({"text": ["free beer", "nothing", "x"]}))
+    with pytest.raises(TypeError, match="single string"):
+        word.evaluate("free beer")
