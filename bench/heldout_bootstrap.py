@@ -21,7 +21,7 @@ fastest peer by median, as the target table picks it:
 It changes no target: ``tabular.py`` still decides with the first. Run it in the benchmark's
 virtualenv (the models are refitted to get the held-out predictions)::
 
-    bench/.venv/bin/python bench/heldout_bootstrap.py            # all three results files
+    bench/.venv/bin/python bench/heldout_bootstrap.py            # all four results files
     bench/.venv/bin/python bench/heldout_bootstrap.py bench/results_tabular.json
 """
 
@@ -42,7 +42,12 @@ sys.path.insert(0, str(HERE))
 
 import tabular  # noqa: E402
 
-FILES = ("results_tabular.json", "results_tabular_rows1.json", "results_tabular_validation.json")
+FILES = (
+    "results_tabular.json",
+    "results_tabular_rows1.json",
+    "results_tabular_validation.json",
+    "results_tabular_titanic_all.json",
+)
 OURS = "skanchors (beam 1)"
 REPS = 4000
 LEVEL = 0.90
@@ -206,7 +211,7 @@ def _misses(misses):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("files", nargs="*", help="results JSON files (default: the three runs)")
+    ap.add_argument("files", nargs="*", help="results JSON files (default: the four runs)")
     ap.add_argument("--output", default=str(HERE / "results_heldout_bootstrap"))
     args = ap.parse_args(argv)
     files = args.files or [str(HERE / f) for f in FILES]
