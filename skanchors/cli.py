@@ -349,6 +349,7 @@ def cmd_global(args, out=None):
 
     _writable(args.json, "--json")
     _writable(args.html, "--html")
+    _writable(args.checkpoint, "--checkpoint")  # (written after the first batch)
     table = _read_table(args.data, "--data")
     column = args.text_column
     if column is None:

@@ -81,7 +81,9 @@ class AnchorExplainer(BaseExplainer):
     categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
         Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
         (in an object array, the columns whose values are not all numbers). A list or mask
-        replaces ``"auto"``: it names every categorical feature, the non-numeric ones too.
+        replaces ``"auto"``: it names every categorical feature, the non-numeric ones too (a
+        number that is a column's name is that column, as in ``pd.DataFrame(array)``; other
+        numbers are positions).
     perturbation : {"replace", "reference"}, default="replace"
         Tables only: the distribution ``D(z | A)`` precision is measured on.
         ``"replace"`` (Ribeiro et al.): a random reference row whose values that break the

@@ -921,11 +921,16 @@ class LabelsAsProbabilities:
         self.classes_ = np.asarray(estimator.classes_)
 
     def __call__(self, X):
-        labels = np.asarray(self.estimator.predict(X))
+        labels = np.asarray(self.estimator.predict(X)).ravel()
         # (a lookup, not searchsorted: a third-party classifier's classes_ need not be sorted)
-        index = pd.Index(self.classes_).get_indexer(labels.ravel())
-        if (index < 0).any():
-            unknown = pd.unique(labels.ravel()[index < 0])[:5].tolist()
+        index = pd.Index(self.classes_).get_indexer(labels)
+        missing = index < 0
+        if missing.any():  # labels equal to a class but of another type: True for 1
+            equal = labels[missing, None] == self.classes_[None, :]
+            index[missing] = np.where(equal.any(axis=1), equal.argmax(axis=1), -1)
+            missing = index < 0
+        if missing.any():
+            unknown = pd.unique(labels[missing])[:5].tolist()
             raise ValueError(
                 f"The classifier predicted labels {unknown} that are not in its classes_ "
                 f"{self.classes_.tolist()}."

@@ -871,6 +871,8 @@ def test_cli_global_finds_the_text_column_and_writes_strict_json(tmp_path, capfd
         (["--delta", "2"], "(0, 1)"),
         (["--verbose", "-3"], "-3 is outside [0, inf]"),
         (["--html", "/nonexistent/r.html"], "--html: no folder '/nonexistent'"),
+        (["--checkpoint", "/nonexistent/s.pkl"], "--checkpoint: no folder '/nonexistent'"),
+        (["--checkpoint", "/"], "--checkpoint: '/' is a folder, not a file"),
     ],
 )
 def test_cli_global_refuses_bad_options_as_usage_errors(tmp_path, capsys, options, message):

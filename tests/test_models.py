@@ -805,3 +805,14 @@ def test_a_predict_only_classifier_may_list_its_classes_in_any_order():
 
     with pytest.raises(ValueError, match=r"predicted labels \['maybe'\] that are not in"):
         LabelsAsProbabilities(Liar())(X.to_numpy())
+
+    class Flag:  # a hand-written rule predicting bools for the classes 0 and 1
+        classes_ = np.array([0, 1])
+
+        def predict(self, X):
+            return np.asarray(X)[:, 0] > 0.5
+
+    assert LabelsAsProbabilities(Flag())(np.array([[0.9], [0.1]])).tolist() == [
+        [0.0, 1.0],
+        [1.0, 0.0],
+    ]

@@ -352,6 +352,7 @@ def test_precision_bounds_are_the_ones_is_anchor_was_decided_by(perturbation):
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.model_selection import train_test_split
 
+    from skanchors._bandit import kl_lower_bound
     from skanchors._search import ACCEPTANCE_TOLERANCE
     from skanchors.datasets import load_titanic
 
@@ -359,10 +360,19 @@ def test_precision_bounds_are_the_ones_is_anchor_was_decided_by(perturbation):
     X_train, X_test, y_train, _ = train_test_split(X, y, random_state=0)
     model = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=0)
     model.fit(X_train, y_train)
-    explainer = AnchorExplainer(model, perturbation=perturbation, random_state=0).fit(X_train)
+    explainer = AnchorExplainer(
+        model, perturbation=perturbation, max_anchor_size=3, random_state=0
+    ).fit(X_train)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
         anchors = explainer.explain(X_test.iloc[:20])
+    if perturbation == "reference":
+        # plain KL bounds (the replacing sampler's are stratified) at the level of delta
+        # shared among 1 + beam_size * max_anchor_size = 7 rules
+        beta = np.log(7 / explainer.delta)
+        for a in anchors:
+            lower = kl_lower_bound(np.array([a.precision]), np.array([beta / a.n_samples]))
+            assert a.precision_bounds[0] == pytest.approx(lower[0], abs=1e-9)
     reads = [
         a.precision >= a.threshold and a.precision_bounds[0] > a.threshold - ACCEPTANCE_TOLERANCE
         for a in anchors

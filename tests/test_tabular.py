@@ -1708,6 +1708,9 @@ def test_edges_and_categorical_features_name_number_named_columns():
     Y = X.assign(c=rng.choice(["u", "v"], 300))
     mixed = AnchorExplainer(model, categorical_features=[0, "c"], random_state=0).fit(Y)
     assert mixed.sampler_.categorical_.tolist() == [True, False, False, True]
+    # a number that names a column is that column (as for edges); others are positions
+    named = AnchorExplainer(model, categorical_features=[0, 1, "c"], random_state=0).fit(Y)
+    assert named.sampler_.categorical_.tolist() == [True, False, True, True]
     with pytest.raises(ValueError, match="edges names feature 'c', which is categorical"):
         AnchorExplainer(model, discretizer=EdgesDiscretizer(edges={"c": [1]})).fit(
             Y.rename(columns={5: "a"})

@@ -96,7 +96,8 @@ class TabularSampler(BaseEstimator):
     categorical_features : "auto", list of str/int, or boolean mask, default="auto"
         Features whose predicates are equalities. ``"auto"``: non-numeric columns (object,
         string, category, bool); in an object array, the columns whose values are not all
-        numbers. A list or mask replaces ``"auto"``: it names every categorical feature.
+        numbers. A list or mask replaces ``"auto"``: it names every categorical feature
+        (a number that is a column's name is that column; other numbers are positions).
     perturbation : {"replace", "reference"}, default="replace"
         ``D(z | A)``. ``"replace"``: a random reference row whose values that violate ``A``
         are replaced, feature by feature, by values of reference rows that satisfy ``A`` on
@@ -239,7 +240,8 @@ class TabularSampler(BaseEstimator):
                 # scikit-learn keeps string column names only (and refuses a mix): the
                 # discretizer names a column called 0 "column 0", as the rules print it
                 names = [c if isinstance(c, str) else f"column {c}" for c in num.columns]
-                names = names if len(set(names)) == len(names) else list(map(repr, names))
+                if len(set(names)) < len(names):  # a column 1 and a column "column 1"
+                    names = [repr(c) for c in num.columns]
                 self.discretizer_ = _renamed_edges(
                     self.discretizer_, dict(zip(num.columns, names)), list(frame.columns)
                 )
@@ -611,12 +613,12 @@ class TabularSampler(BaseEstimator):
         mask = np.zeros(n, dtype=bool)
         names = list(frame.columns) if self._frame_input else []
         for c in items:
-            if isinstance(c, numbers.Integral) and not isinstance(c, bool):
+            if c in names:  # a name first: in pd.DataFrame(array) the names are numbers
+                mask[names.index(c)] = True
+            elif isinstance(c, numbers.Integral) and not isinstance(c, bool):
                 if not -n <= c < n:
                     raise ValueError(f"categorical_features index {c} is out of range for {n}.")
                 mask[c] = True
-            elif c in names:
-                mask[names.index(c)] = True
             else:
                 raise ValueError(
                     f"categorical_features names unknown feature {c!r}; features are "
