@@ -235,6 +235,10 @@ class SampleCache:
         """
         return self._searches.get(key) if self.enabled else None
 
+    def has_searches(self):
+        """Whether any search's result is kept."""
+        return bool(self._searches) and self.enabled
+
     def put_search(self, key, result):
         """Keep what the search ``key`` found (not when sharing is disabled)."""
         if self.enabled:

@@ -174,7 +174,8 @@ class AnchorExplainer(BaseExplainer):
         model calls: a call is made when every search of the chunk waits for predictions, on
         all their samples at once (the anchors are those of rows explained one by one). One
         row's search stays in one process: splitting its calls over threads made a
-        random-forest pipeline on Adult 3x slower.
+        random-forest pipeline on Adult 3x slower. Each worker's predictions are kept for
+        the call only; what its searches found comes back to the explainer's cache.
     random_state : int, RandomState or None, default=None
         Seeds the perturbations (once, in :meth:`fit`); results are identical for any
         ``n_jobs`` and whether rows are explained alone or together.
@@ -509,12 +510,24 @@ class AnchorExplainer(BaseExplainer):
             self._cache = SampleCache(self.cache_size)
         shared = (self._cache, base, self._search_params())
         n_jobs = self.n_jobs
+        found = {}
         if n_jobs is None or n_jobs == 1 or len(rows) == 1:
             chunks = [list(range(len(rows)))]
         else:
+            # Workers get an empty copy of the cache: the rows whose search it holds are
+            # answered here (each search's result came back from the worker that made it).
+            if self._cache.has_searches():
+                task = self._task()
+                for i, (r, t) in enumerate(zip(rows, targets)):
+                    instance = self.sampler_.instance(r)
+                    key = _search_key(instance, task.namespace(t), t, base, shared[2])
+                    hit = None if key is None else self._cache.get_search(key)
+                    if hit is not None:
+                        found[i] = hit
+            todo = np.array([i for i in range(len(rows)) if i not in found], dtype=np.intp)
             # One chunk per worker: the rows of a chunk share their model calls.
-            n_chunks = min(len(rows), effective_n_jobs(n_jobs))
-            chunks = [c.tolist() for c in np.array_split(np.arange(len(rows)), n_chunks)]
+            n_chunks = min(len(todo), effective_n_jobs(n_jobs))
+            chunks = [c.tolist() for c in np.array_split(todo, n_chunks)] if len(todo) else []
         tasks = (
             delayed(_explain_chunk)(
                 self.sampler_,
@@ -529,12 +542,24 @@ class AnchorExplainer(BaseExplainer):
             )
             for chunk in chunks
         )
-        if len(chunks) == 1 and effective_n_jobs(n_jobs) == 1:
+        if not chunks or (len(chunks) == 1 and effective_n_jobs(n_jobs) == 1):
             # what joblib would do, in this process, without its 0.1 ms of set-up per call
             results = [function(*args, **kwargs) for function, args, kwargs in tasks]
         else:
             results = Parallel(n_jobs=n_workers(n_jobs, len(chunks)))(tasks)
-        anchors = [a for chunk in results for a in chunk]
+        anchors = [None] * len(rows)
+        for chunk, found_in_chunk in zip(chunks, results):
+            for i, anchor in zip(chunk, found_in_chunk):
+                anchors[i] = anchor
+                # What a joblib worker's search found comes back to this explainer's cache
+                # (the worker's copy of it ends with the call).
+                key = anchor.__dict__.pop("_search_key", None)
+                if key is not None and self._cache.get_search(key) is None:
+                    self._cache.put_search(key, _reuse(anchor, None, None))
+        task = self._task()
+        for i, hit in found.items():
+            anchors[i] = _reuse(hit, rows[i], time.perf_counter())
+            task.finish(anchors[i], targets[i])
         regression = isinstance(self.model_, RegressionModel)
         # Each row was predicted once (its class to anchor) in one of _targets' calls: that
         # call and row are part of its explanation, as LIME counts its row too.
@@ -862,22 +887,30 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
     # search (see SampleCache.get_search): a later one gets the earlier one's anchor without
     # searching again (Titanic: 140 distinct searches among its 268 test rows).
     key = None
-    if shared is not None and search_params is not None and shared.cache.enabled:
-        row_key = getattr(instance, "search_key", lambda: None)()
-        if row_key is not None:
-            key = (row_key, shared.seed, shared.namespace, _plain(target), search_params)
-            found = shared.cache.get_search(key)
-            if found is not None:
-                return _reuse(found, row, start)
+    if shared is not None and shared.cache.enabled:
+        key = _search_key(instance, shared.namespace, target, shared.seed, search_params)
+        found = None if key is None else shared.cache.get_search(key)
+        if found is not None:
+            return _reuse(found, row, start)
     anchor = _search_one(instance, task, row, target, seed, params, shared, start)
     if key is not None:
         shared.cache.put_search(key, _reuse(anchor, None, None))
+        anchor._search_key = key  # for the parent process, when this is a joblib worker
     return anchor
 
 
 def _plain(target):
     """A class index or a regression target as a plain hashable number."""
     return float(target) if isinstance(target, (float, np.floating)) else int(target)
+
+
+def _search_key(instance, namespace, target, seed, search_params):
+    """The key of the cache of searches (``SampleCache.get_search``) for one row's search,
+    or None when it has none (a bandit of the user's own, an instance that says none)."""
+    row_key = getattr(instance, "search_key", lambda: None)()
+    if row_key is None or search_params is None:
+        return None
+    return (row_key, seed, namespace, _plain(target), search_params)
 
 
 def _reuse(anchor, row, start):

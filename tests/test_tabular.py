@@ -797,6 +797,27 @@ def test_prediction_cache_changes_costs_never_anchors(data):
     assert rows[0][3:] == rows[0][:3]
 
 
+def test_searches_made_by_joblib_workers_come_back_to_the_explainer(data):
+    # Each worker's copy of the cache ended with the call: explaining the same rows again
+    # with n_jobs=2 searched them all again.
+    X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.8, "red", x1=0.1)])
+    new = row(0.85, "green", x1=0.3)
+    explainer = AnchorExplainer(Graded(), random_state=3, n_jobs=2).fit(data)
+    alone = AnchorExplainer(Graded(), random_state=3).fit(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        first = explainer.explain(X)
+        again = explainer.explain(X)
+        mixed = explainer.explain(pd.concat([new, X.iloc[[1]], X.iloc[[0]]]))
+        one = [alone.explain(x)[0] for x in (X.iloc[[0]], X.iloc[[1]], X.iloc[[2]], new)]
+    assert [_content(a) for a in again] == [_content(a) for a in first]
+    assert [a.n_rows_predicted for a in again] == [1, 1, 1]  # the rows themselves only
+    assert [_content(a) for a in mixed] == [_content(one[i]) for i in (3, 1, 0)]
+    assert mixed[0].n_rows_predicted > 1 and [a.n_rows_predicted for a in mixed[1:]] == [1, 1]
+    assert [_content(a) for a in one[:3]] == [_content(a) for a in first]
+    assert all("_search_key" not in vars(a) for a in first + again + mixed + one)
+
+
 def test_prediction_cache_is_bounded_and_not_pickled(data):
     import pickle
 
