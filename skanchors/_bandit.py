@@ -641,8 +641,11 @@ class BatchSAR:
     ----------
     samples_per_arm : int or None, default=None
         Budget ``T / K``. ``None`` derives it from the tolerance and confidence with
-        Hoeffding's inequality, ``2 log(2K / delta) / epsilon^2``, so that each surviving
-        arm's mean is known to ``epsilon / 2`` when it is decided.
+        Hoeffding's inequality, ``2 log(2K / delta) / epsilon^2``: the samples that would
+        know one arm's mean to ``epsilon / 2``. SAR spends the budget unevenly: the first arm
+        is decided after about ``(T - K) / (logbar(K) K)`` samples each, fewer than ``T / K``
+        (180 against 508 for 15 arms at ``epsilon=0.15, delta=0.1``), the last ones after
+        more. Its picks are validated apart, so this changes costs, not the guarantee.
 
     Examples
     --------
@@ -675,7 +678,9 @@ class BatchSAR:
     def select(self, arms, n_best, *, epsilon, delta, batch_size):
         """Return the indices of the ``n_best`` best arms, best last (see :meth:`KLLUCB.select`).
 
-        ``batch_size`` is the minimum number of samples drawn per arm and phase.
+        ``batch_size`` is the least number of samples each surviving arm has after a phase
+        (the first phase draws at least that many); later phases top every surviving arm up to
+        the schedule's count, in one model call each.
         """
         n_arms = _check_arms(arms, n_best)
         if n_best >= n_arms:
