@@ -552,6 +552,14 @@ class _HistBoostingProba(_CheckedProba):
                     return None
                 out[:, position] = values
                 continue
+            values_dtype = (
+                dtype.categories.dtype if isinstance(dtype, pd.CategoricalDtype) else dtype
+            )
+            if _kind(values_dtype) != _kind(categories[j].dtype):
+                return None  # bools against numbers, numbers against text: the encoder's job
+            if _kind(values_dtype) == "number" and not isinstance(dtype, pd.CategoricalDtype):
+                if np.isinf(column.to_numpy(dtype=np.float64, na_value=np.nan)).any():
+                    return None  # the encoder refuses infinity
             if isinstance(dtype, pd.CategoricalDtype):
                 key = (j, tuple(dtype.categories.tolist()))
                 lookup = self._codes.get(key)
@@ -584,6 +592,15 @@ class _HistBoostingProba(_CheckedProba):
 
     def _output(self, raw):
         return self.estimator._loss.predict_proba(raw)
+
+
+def _kind(dtype):
+    """Which values a dtype holds, as the encoder's matching tells them apart."""
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
+        return "bool"
+    if isinstance(dtype, np.dtype) and dtype.kind in "iuf":
+        return "number"
+    return "other"
 
 
 class _HistBoostingRegression(_HistBoostingProba):

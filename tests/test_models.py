@@ -433,6 +433,34 @@ def test_hist_gradient_boosting_on_raw_pandas_is_predicted_to_the_last_bit():
     assert not fast.engaged
 
 
+def test_hist_gradient_boosting_leaves_columns_of_another_kind_to_the_model():
+    # A bool categorical given as 0/1 (or as a category of 0/1): pd.Index.get_indexer does not
+    # match 1 to True as the model's OrdinalEncoder does, and every 1 became an unknown
+    # category (144 of 300 rows predicted otherwise). Inputs the model refuses (infinity in a
+    # categorical column, numbers for text categories) were predicted anyway.
+    rng = np.random.default_rng(0)
+    num, flag = rng.normal(size=300), rng.random(300) < 0.5
+    X = pd.DataFrame({"num": num, "flag": flag})
+    hgb = HistGradientBoostingClassifier(max_iter=10, categorical_features=["flag"])
+    model = models.ProbabilityModel(hgb.fit(X, flag ^ (num > 0.8)))
+    model.predict_proba(X)  # checked against the model's own on this first call
+    for dtype in (int, float, "category", bool):
+        rows = pd.DataFrame({"num": [0.0, 0.0, 1.0], "flag": pd.Series([0, 1, 1]).astype(dtype)})
+        assert np.array_equal(model.predict_proba(rows), hgb.predict_proba(rows)), dtype
+    X = pd.DataFrame({"num": num, "k": rng.integers(0, 5, 300).astype(float)})
+    hgb = HistGradientBoostingClassifier(max_iter=10, categorical_features=["k"])
+    model = models.ProbabilityModel(hgb.fit(X, X.k > 2))
+    model.predict_proba(X)
+    with pytest.raises(ValueError, match="infinity"):
+        model.predict_proba(pd.DataFrame({"num": [0.0], "k": [np.inf]}))
+    X = pd.DataFrame({"num": num, "c": pd.Categorical(rng.choice(list("abc"), 300))})
+    hgb = HistGradientBoostingClassifier(max_iter=10).fit(X, X.c == "a")
+    model = models.ProbabilityModel(hgb)
+    model.predict_proba(X)
+    with pytest.raises(TypeError):
+        model.predict_proba(pd.DataFrame({"num": [0.0], "c": [1]}))
+
+
 def test_hist_gradient_boosting_without_categories_takes_arrays_with_nan():
     X, y = _data()
     X[::7, 1] = np.nan
