@@ -94,9 +94,13 @@ def _widths(transformer, n_inputs, width, kinds):
             return [1] * n_inputs
         return None
     kind = type(transformer)
+    if getattr(transformer, "handle_unknown", None) == "warn":
+        return None  # tables would warn of an unknown value once, the encoder on every call
     if kind is pipeline:
         steps = [step for _, step in transformer.steps if step not in (None, "passthrough")]
         if not steps or any(type(step) not in (*one_to_one, imputer, one_hot) for step in steps):
+            return None
+        if any(getattr(step, "handle_unknown", None) == "warn" for step in steps):
             return None
         if n_inputs == 1:
             return [width]

@@ -165,7 +165,8 @@ class AnchorExplainer(BaseExplainer):
         ``cache_size`` (0 keeps nothing).
         Each kept prediction takes about 250 bytes with its perturbation (measured on
         Adult's 14 columns: the default then holds up to about 60 MB). The cache assumes
-        the model does not change; :meth:`fit` starts a new one.
+        the model does not change; :meth:`fit` starts a new one. After refitting the model,
+        refit the explainer: it also rebuilds its fast evaluation of the model.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
         ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows

@@ -173,8 +173,8 @@ class _CheckedProba:
             ):
                 return None
             X = X.to_numpy()
-        elif names is not None or not isinstance(X, np.ndarray):
-            return None
+        elif names is not None or not isinstance(X, np.ndarray) or isinstance(X, np.matrix):
+            return None  # (np.matrix: scikit-learn refuses it)
         if X.ndim != 2 or X.shape[1] != estimator.n_features_in_ or X.shape[0] == 0:
             return None  # the estimator's own error
         if X.dtype.kind not in "iuf":  # real numbers (not booleans, complex or objects)
@@ -737,6 +737,9 @@ class ProbabilityModel:
     expected (another scikit-learn version); input the model would reject, warn about or
     convert itself goes to ``predict_proba``. Pass
     ``model.predict_proba`` instead of the model to have every call go to ``predict_proba``.
+    They read the estimator as it was fitted when first called: refit it (or warm-start
+    more trees) and wrap it again, as :meth:`AnchorExplainer.fit` does (a wrapper kept from
+    before the refit returns the old model's probabilities).
     """
 
     def __init__(self, estimator, classes=None):
@@ -835,7 +838,8 @@ class RegressionModel:
     traversed here, the boosting's stages without its input validation, the histogram
     boosting's columns encoded here and its trees added up by its own predictors; the same
     numbers to the last bit as their ``predict`` (checked on the first call). Pass
-    ``model.predict`` to have every call go to ``predict``.
+    ``model.predict`` to have every call go to ``predict``. As for :class:`ProbabilityModel`,
+    wrap a refitted model again.
     """
 
     def __init__(self, estimator):

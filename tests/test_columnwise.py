@@ -145,6 +145,24 @@ def test_heads_that_are_not_column_wise_are_left_alone(head):
     assert np.array_equal(model.predict_proba(X[600:]), pipe.predict_proba(X[600:]))
 
 
+def test_an_encoder_that_warns_of_unknown_values_is_left_to_warn():
+    # the tables warned of an unknown category on the first call only, the encoder on each
+    X = pd.DataFrame({"c": list("aabbc") * 20, "x": np.arange(100.0)})
+    y = (X.c == "a") ^ (X.x > 50)
+    encoder = OneHotEncoder(handle_unknown="warn")
+    pipe = make_pipeline(
+        make_column_transformer((encoder, ["c"]), remainder="passthrough"), LogisticRegression()
+    ).fit(X, y)
+    assert ColumnwiseHead.make(pipe[:-1]) is None
+    model = ProbabilityModel(pipe)
+    new = pd.DataFrame({"c": ["zz", "a"], "x": [1.0, 2.0]})
+    expected = pipe.predict_proba(new)
+    for _ in range(3):
+        with pytest.warns(UserWarning, match="unknown categories"):
+            proba = model.predict_proba(new)
+        assert np.array_equal(proba, expected)
+
+
 def test_a_subclass_of_a_known_transformer_is_left_alone():
     class Doubled(StandardScaler):
         def transform(self, X, copy=None):

@@ -461,6 +461,35 @@ def test_hist_gradient_boosting_leaves_columns_of_another_kind_to_the_model():
         model.predict_proba(pd.DataFrame({"num": [0.0], "c": [1]}))
 
 
+@pytest.mark.parametrize("kind", ["forest", "boosting"])
+def test_refitting_the_explainer_reads_a_refitted_model(kind):
+    # The wrappers read the fitted estimator once (compiled trees, the boosting's initial
+    # prediction): a refitted model is read again when the explainer is refitted, as its
+    # docstring says to do.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y1, y2 = (X[:, 0] > 0).astype(int), (X[:, 1] > 0.5).astype(int)
+    make = RandomForestClassifier if kind == "forest" else GradientBoostingClassifier
+    model = make(n_estimators=5, warm_start=True, random_state=0).fit(X, y1)
+    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    assert np.array_equal(explainer.model_.predict_proba(X), model.predict_proba(X))
+    model.set_params(warm_start=False).fit(X, y2)
+    explainer.fit(X)
+    assert np.array_equal(explainer.model_.predict_proba(X), model.predict_proba(X))
+    assert np.array_equal(explainer.model_.predict_proba(X), model.predict_proba(X))
+
+
+def test_a_numpy_matrix_is_refused_as_the_model_refuses_it():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    forest = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, X[:, 0] > 0)
+    model = models.ProbabilityModel(forest)
+    model.predict_proba(X)
+    model.predict_proba(X)  # the fast path, verified
+    with pytest.raises(TypeError, match="np.matrix"):
+        model.predict_proba(np.asmatrix(X))
+
+
 def test_hist_gradient_boosting_without_categories_takes_arrays_with_nan():
     X, y = _data()
     X[::7, 1] = np.nan
