@@ -8,6 +8,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from numbers import Integral
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -58,11 +59,12 @@ def _unplain(value):
 
 def _step_indices(step, predicates):
     """``{"indices": [...]}``: where a step's predicates are among the anchor's (a text
-    anchor's two "good" print alike but keep different words), or nothing."""
+    anchor's two "good" print alike but keep different words), or, for a step holding one
+    that a narrower predicate replaced later (``bounds="all"``), the predicates themselves."""
     try:
         return {"indices": [predicates.index(p) for p in step.predicates]}
     except ValueError:
-        return {}
+        return {"full": [{k: _plain(v) for k, v in asdict(p).items()} for p in step.predicates]}
 
 
 def _predicate(data):
@@ -361,7 +363,13 @@ class Anchor:
         band, ``8.7175 +- 10.1242``)."""
         if self.tolerance is None:
             return str(self.prediction)
-        return f"{format_value(self.prediction, 6)} +- {format_value(self.tolerance, 6)}"
+        # 6 significant digits, or as many as keep the rounding a tenth of the band: 1e7 + 50.37
+        # +- 6.93 printed as 10000100 +- 6.93, a band without the prediction in it
+        digits = 6
+        value, band = abs(float(self.prediction)), abs(float(self.tolerance))
+        if np.isfinite(value) and np.isfinite(band) and value > 0 and band > 0:
+            digits = int(min(max(6, np.floor(np.log10(value)) - np.floor(np.log10(band)) + 3), 15))
+        return f"{format_value(self.prediction, digits)} +- {format_value(self.tolerance, 6)}"
 
     def __str__(self):
         cond = " AND ".join(self.conditions()) if self.predicates else "(any input)"
@@ -518,31 +526,40 @@ class Anchor:
                 f"position: {error}."
             ) from None
         by_str = {str(p): p for p in preds}
+
+        def step_predicates(step):
+            if "indices" in step:
+                return tuple(preds[i] for i in step["indices"])
+            if "full" in step:
+                return tuple(_predicate(p) for p in step["full"])
+            return tuple(by_str.get(s, s) for s in step["predicates"])  # (older JSON)
+
         steps = [
-            Step(
-                tuple(preds[i] for i in step["indices"])
-                if "indices" in step
-                else tuple(by_str.get(s, s) for s in step["predicates"]),
-                _float(step["precision"]),
-                _float(step["coverage"]),
-            )
+            Step(step_predicates(step), _float(step["precision"]), _float(step["coverage"]))
             for step in data.get("steps", [])
         ]
+        if not isinstance(data["is_anchor"], (bool, np.bool_)):
+            raise ValueError(f"data['is_anchor'] must be true or false, got {data['is_anchor']!r}.")
+        counts = {}
+        for key in ("n_samples", "n_model_calls", "n_rows_predicted"):
+            value = data.get(key, 0)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
+                raise ValueError(f"data[{key!r}] must be an integer, got {value!r}.")
+            counts[key] = int(value)
+        tolerance = data.get("tolerance")
         return cls(
             predicates=preds,
             prediction=_unplain(data["prediction"]),
             precision=_float(data["precision"]),
             coverage=_float(data["coverage"]),
-            is_anchor=data["is_anchor"],
+            is_anchor=bool(data["is_anchor"]),
             threshold=_float(data["threshold"]),
             precision_bounds=tuple(_float(b) for b in data.get("precision_bounds", (None, None))),
             coverage_perturbation=_float(data.get("coverage_perturbation")),
-            n_samples=data.get("n_samples", 0),
             steps=steps,
-            n_model_calls=data.get("n_model_calls", 0),
-            n_rows_predicted=data.get("n_rows_predicted", 0),
             wall_time=_float(data.get("wall_time", 0.0)),
-            tolerance=data.get("tolerance"),
+            tolerance=None if tolerance is None else _float(tolerance),
+            **counts,
         )
 
     @classmethod

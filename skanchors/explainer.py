@@ -649,7 +649,10 @@ class AnchorExplainer(BaseExplainer):
         """
         Z = self.sample(anchor, n_samples, random_state=random_state)
         task = self._task()
-        return float(np.mean(task.agrees(task.outcomes(Z, self), anchor.prediction)))
+        outcomes = task.outcomes(Z, self)
+        if anchor.tolerance is not None:  # the anchor's own band (set_params may have moved ours)
+            return float(np.mean(np.abs(outcomes - anchor.prediction) <= anchor.tolerance))
+        return float(np.mean(task.agrees(outcomes, anchor.prediction)))
 
     def _anchor_instance(self, anchor):
         """The instance sampler of the anchor's row and the anchor's predicate indices."""

@@ -774,6 +774,11 @@ class ProbabilityModel:
                     " It returned one row per column: a text model given a DataFrame iterates "
                     "over its column names; fit and explain the text column itself (X['text'])."
                 )
+            if proba.ndim == 1 and proba.shape[0] == _n_inputs(X):
+                hint = (
+                    " It returned one number per input: for a regressor, pass "
+                    "mode='regression' (or the regressor itself rather than its predict)."
+                )
             raise ValueError(
                 "The model must return class probabilities of shape (n_inputs, n_classes); "
                 f"for {_n_inputs(X)} inputs it returned an array of shape {proba.shape}.{hint}"
@@ -859,7 +864,15 @@ class RegressionModel:
             self._fn.prepare(X)
 
     def predict(self, X):
-        values = np.asarray(self._fn(X), dtype=float)
+        values = np.asarray(self._fn(X))
+        try:
+            values = values.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "A regression model must return numbers; it returned values of type "
+                f"{values.dtype} such as {values.ravel()[:3].tolist()}. For a classifier use "
+                "mode='classification'."
+            ) from None
         if values.ndim == 2 and values.shape[1] == 1:
             values = values[:, 0]
         if values.ndim != 1 or values.shape[0] != _n_inputs(X):

@@ -94,6 +94,44 @@ def test_from_json_refuses_what_is_not_an_anchor(anchor):
     data["predicates"] = [{"column": "x0", "op": ">"}]
     with pytest.raises(ValueError, match=r"data\['predicates'\] must list dicts with the keys"):
         Anchor.from_dict(data)
+    # counts and flags were taken as given: "false" made an anchor, markup reached the HTML
+    for key, value, match in [
+        ("is_anchor", "false", "must be true or false"),
+        ("n_samples", "<img src=x onerror=alert(1)>", "must be an integer"),
+        ("n_model_calls", "<script>alert(2)</script>", "must be an integer"),
+        ("n_rows_predicted", 2.5, "must be an integer"),
+    ]:
+        with pytest.raises(ValueError, match=rf"data\['{key}'\] {match}"):
+            Anchor.from_dict({**anchor.to_dict(), key: value})
+
+
+def test_steps_with_replaced_bounds_keep_their_predicates_through_json():
+    # bounds="all": a step may hold "c > 0.3024" that a narrower "c > 0.5973" replaced
+    # later; it came back from JSON as strings, and covers() of the step failed
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(size=(2000, 3)), columns=["a", "b", "c"])
+
+    def model(Z):
+        Z = pd.DataFrame(Z)
+        p = ((Z["a"] > 0.85) | ((Z["a"] > 0.3) & (Z["b"] > 0.6))).to_numpy(float)
+        return np.column_stack([1 - p, p])
+
+    explainer = AnchorExplainer(
+        model, bounds="all", discretizer="decile", beam_size=1, random_state=0
+    ).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchors = explainer.explain(X.iloc[:60])
+    replaced = [
+        a for a in anchors if any(p not in a.predicates for s in a.steps for p in s.predicates)
+    ]
+    assert replaced
+    for a in replaced:
+        back = Anchor.from_json(a.to_json())
+        assert [s.predicates for s in back.steps] == [s.predicates for s in a.steps]
+        for s in back.steps:
+            step = Anchor(s.predicates, a.prediction, s.precision, s.coverage, True, 0.95)
+            assert step.covers(X).mean() == pytest.approx(s.coverage)
 
 
 def test_anchors_with_the_same_rule_and_numbers_are_equal(anchor, data):

@@ -49,6 +49,42 @@ def test_perturbation_precision_counts_predictions_within_the_band(data):
     assert within.mean() == 1.0  # the rule bounds b, the only feature the model reads
 
 
+def test_perturbation_precision_reads_the_anchors_own_band():
+    # it read the explainer's current tolerance_: refitted with another tolerance, the same
+    # anchor was checked against the wrong band (0.70 -> 0.26)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(size=(1000, 3)), columns=["a", "b", "c"])
+    model = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, 10 * X.a + X.b)
+    explainer = AnchorExplainer(model, tolerance=1.0, tolerance_unit="absolute", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchor = explainer.fit(X).explain(X.iloc[[0]])[0]
+    before = explainer.perturbation_precision(anchor, 2000, random_state=1)
+    Z = explainer.sample(anchor, 2000, random_state=1)
+    assert before == np.mean(np.abs(model.predict(Z) - anchor.prediction) <= 1.0) < 1
+    explainer.set_params(tolerance=0.05).fit(X)
+    assert explainer.perturbation_precision(anchor, 2000, random_state=1) == before
+
+
+def test_a_value_prints_with_the_digits_its_band_needs():
+    # 1e7 + 50.37 +- 6.93 printed as "10000100 +- 6.9305": a band without the prediction
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(500, 2))
+
+    def model(Z):
+        return 1e7 + 100 * np.floor(np.asarray(Z)[:, 0] * 4) / 4 + 0.37
+
+    explainer = AnchorExplainer(model, mode="regression", random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchors = explainer.explain(X[:3])
+    for anchor in anchors:
+        printed = str(anchor).split("PREDICT ")[1].split(" +- ")[0]
+        assert abs(float(printed) - anchor.prediction) < anchor.tolerance / 10
+    assert len({str(a).split(" WITH")[0].split("PREDICT ")[1] for a in anchors}) == 3
+    assert "PREDICT 10000050.37 +- 6.9305" in str(anchors[0])
+
+
 def test_tolerance_changes_the_band(data):
     X, model = data
     row = X.iloc[[0]]
@@ -99,6 +135,14 @@ def test_regression_errors(data):
         ).fit(X).explain(X.iloc[[0]])
     with pytest.raises(ValueError, match="'tolerance' parameter"):
         AnchorExplainer(model, tolerance=0).fit(X)
+    # a regressor's bound predict reads as a classifier by default; a classifier read as a
+    # regressor gives strings: both used to fail without saying which mode to use
+    with pytest.raises(ValueError, match="pass mode='regression'"):
+        AnchorExplainer(model.predict).fit(X).explain(X.iloc[[0]])
+    labels = DecisionTreeRegressor().fit(X, np.arange(len(X)))  # any fitted model
+    labels.predict = lambda Z: np.where(np.asarray(Z)[:, 0] > 0.5, "yes", "no")
+    with pytest.raises(ValueError, match="must return numbers.*mode='classification'"):
+        AnchorExplainer(labels, mode="regression", tolerance_unit="absolute").fit(X)
     with pytest.raises(ValueError, match="y must hold numbers"):
         AnchorExplainer(model).fit(X).explain(X.iloc[[0]], y=["abc"])
     for bad in (np.nan, np.inf):  # "PREDICT NaN +- 10.1" came back, with a warning only
