@@ -92,7 +92,7 @@ class AnchorExplainer(BaseExplainer):
         rule, unchanged (the data's own conditional distribution): precision is that of the
         data the model is used on, every sample serves every rule it satisfies, and rows
         explained together reuse each other's predictions (the benchmark's two sets of 20
-        Adult rows: 11 to 28 times fewer rows predicted). A rule covering ``k`` reference
+        Adult rows: 7 to 16 times fewer rows predicted). A rule covering ``k`` reference
         rows has at most ``k`` samples, so narrow rules rarely validate on small data
         (Titanic's 623 rows), and the reference data should be data the model was not fitted
         on when the model memorises its training rows (a random forest predicts their labels
@@ -106,8 +106,9 @@ class AnchorExplainer(BaseExplainer):
         feature. Measured on the benchmark (``bench/results_tabular*.md``, beam 1, 4 models x
         3 row sets): broader anchors in 9 of the 12 cells (held-out coverage of Titanic's
         gradient boosting 0.15 -> 0.22, 0.17 -> 0.28 and 0.18 -> 0.21; Adult's forest 0.046
-        -> 0.056, 0.026 -> 0.048 and 0.057 -> 0.067), narrower in two of Titanic's forest's,
-        at 2-32 % more rows predicted.
+        -> 0.056, 0.026 -> 0.048 and 0.057 -> 0.067), narrower in three (two of Titanic's
+        forest's, and Adult's gradient boosting on the validation split), at 1.5-30 % more
+        rows predicted.
     sampler : sampler object or None, default=None
         A custom perturbation distribution (see :class:`~skanchors.samplers.TabularSampler`
         for the protocol). When given, ``discretizer``, ``categorical_features``,
