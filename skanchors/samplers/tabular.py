@@ -527,9 +527,17 @@ class TabularSampler(BaseEstimator):
                 missing = [c for c in expected if c not in frame.columns]
                 unknown = [c for c in frame.columns if c not in expected]
                 if missing or unknown:
+                    what = []
+                    if unknown:
+                        what.append(
+                            f"the column(s) {unknown} that the reference data did not have "
+                            "(drop them: a label column?)"
+                        )
+                    if missing:
+                        what.append(f"no column(s) {missing}, which the reference data had")
                     raise ValueError(
-                        f"X has different columns than the reference data: missing {missing}, "
-                        f"unknown {unknown}."
+                        f"X has {' and '.join(what)}; the rows to explain need the reference "
+                        "data's columns."
                     )
                 frame = frame[expected]
         else:
