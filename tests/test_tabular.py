@@ -822,14 +822,23 @@ def test_prediction_cache_is_bounded_and_not_pickled(data):
     import pickle
 
     explainer = AnchorExplainer(Graded(), random_state=1, cache_size=300).fit(data)
-    explainer.explain(row(0.9, "red"))
+    fitted = len(pickle.dumps(explainer.sampler_))
+    explainer.explain(pd.concat([row(0.9, "red"), row(0.2, "green")]))
     assert 0 < len(explainer._cache) <= 300
     copy = pickle.loads(pickle.dumps(explainer))
     assert len(copy._cache) == 0 and copy._cache.max_size == 300
-    # nor the stream keys the sampler kept (workers make their own)
+    # nor the stream keys the sampler kept (workers make their own), nor its row masks and
+    # pools: the pickle is the fitted one's, whatever was explained since
     assert explainer.sampler_._stream_keys and not copy.sampler_._stream_keys
+    assert explainer.sampler_._masks and not copy.sampler_._masks
+    assert len(pickle.dumps(explainer.sampler_)) == fitted
     assert _content(copy.explain(row(0.9, "red"))[0]) == _content(
         explainer.explain(row(0.9, "red"))[0]
+    )
+    assert copy.sampler_._slots_used == len(
+        np.concatenate(
+            [copy.sampler_._pool_rows[o : o + n] for o, n in copy.sampler_._slots.values()]
+        )
     )
     # Refitting starts a new cache (the model may have changed).
     explainer.fit(data)
