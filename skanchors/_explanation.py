@@ -276,7 +276,10 @@ class Anchor:
         row's. A row whose search was reused (see the user guide) counts its own prediction
         only.
     wall_time : float
-        Seconds spent.
+        Seconds from the start of this row's search to its end. Rows explained in one
+        ``explain`` call share model calls and overlap in time, so their wall times add up to
+        more than the call took; compare explainers on rows explained one per call, or on
+        the call's own time.
     instance : object
         The explained row or document.
     """

@@ -230,7 +230,7 @@ def _load_model(path, option="--model"):
 
 def cmd_explain(args, out=None):
     out = sys.stdout if out is None else out
-    from . import AnchorExplainer
+    from . import AnchorExplainer, NoAnchorWarning
 
     _writable(args.json, "--json")
     model = _load_model(args.model)
@@ -257,8 +257,12 @@ def cmd_explain(args, out=None):
     try:
         explainer.fit(reference)
     except (ValueError, TypeError) as error:  # data the model cannot take, in words
-        raise UsageError(f"--reference: {error}") from None
-    anchors = explainer.explain(data.iloc[rows])
+        hint = " Leave such columns out with --drop." if "not fitted on" in str(error) else ""
+        raise UsageError(f"--reference: {error}{hint}") from None
+    with warnings.catch_warnings():
+        # a rule that is not an anchor says so where it is printed ([NOT AN ANCHOR: ...])
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchors = explainer.explain(data.iloc[rows])
     predicted = model.predict(data)
     # without --data the rows come from the reference data: not held out
     checked_on = "held-out" if args.data else "reference-data"

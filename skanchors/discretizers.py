@@ -115,11 +115,13 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
             name for name, col in zip(self._names(), X.T) if np.nanmin(col) == np.nanmax(col)
         ]
         if constant:
+            from ._base import outside_stacklevel  # (._base imports this module)
+
             warnings.warn(
                 f"Feature(s) {constant} have a single value in X: no bin edge can split "
                 "the data, so they never appear in a rule or an explanation.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=outside_stacklevel(),
             )
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_])
         return self

@@ -115,10 +115,11 @@ class AnchorExplainer(BaseExplainer):
         ``perturbation`` and ``bounds`` must stay at their defaults: the sampler carries its
         own.
     balance : bool, default=False
-        Class-balance the reference data over the model's predictions before sampling
-        (recommended for imbalanced problems: otherwise majority-class rows get empty anchors
-        and minority rows overly long ones). Coverage is then reported both under the balanced
-        distribution (``coverage_perturbation``) and on the unbalanced data (``coverage``).
+        Tables only. Class-balance the reference data over the model's predictions before
+        sampling (recommended for imbalanced problems: otherwise majority-class rows get
+        empty anchors and minority rows overly long ones). Coverage is then reported both
+        under the balanced distribution (``coverage_perturbation``) and on the unbalanced data
+        (``coverage``).
     bandit : {"kl-lucb", "batch-sar"} or bandit object, default="kl-lucb"
         Best-arm identification: KL-LUCB (the weakest chosen candidate and up to two
         challengers per model call, fewest rows; :class:`KLLUCB` for its options) or
@@ -167,7 +168,8 @@ class AnchorExplainer(BaseExplainer):
         Each kept prediction takes about 250 bytes with its perturbation (measured on
         Adult's 14 columns: the default then holds up to about 60 MB). The cache assumes
         the model does not change; :meth:`fit` starts a new one. After refitting the model,
-        refit the explainer: it also rebuilds its fast evaluation of the model.
+        refit the explainer: it also rebuilds its fast evaluation of the model. The cache is
+        not pickled: a saved or copied explainer starts with an empty one.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
         ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows
@@ -541,6 +543,7 @@ class AnchorExplainer(BaseExplainer):
                 self.verbose,
                 share,
                 shared,
+                chunk,
             )
             for chunk in chunks
         )
@@ -686,7 +689,9 @@ class AnchorExplainer(BaseExplainer):
         Returns
         -------
         Xt : ndarray of shape (n_rows, ``n_features_in_``), int, for tables
-            1 where the feature is part of the row's anchor.
+            1 where the feature is part of the row's anchor. A row without an anchor gets the
+            features of the best rule :meth:`explain` returns for it (``is_anchor=False``,
+            with a :class:`NoAnchorWarning`); use :meth:`explain` to tell them apart.
         Xt : scipy.sparse.csr_matrix of shape (n_documents, n_words), for documents
             1 where the word is part of the document's anchor; the columns are the reference
             vocabulary learned in :meth:`fit` (:meth:`get_feature_names_out`), and anchor words
@@ -794,10 +799,13 @@ def _generator(random_state):
     )
 
 
-def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=True, shared=None):
+def _explain_chunk(
+    sampler, task, rows, targets, seeds, params, verbose, share=True, shared=None, positions=None
+):
     """Explain the rows of one chunk; with ``share``, their searches share model calls.
 
-    ``shared`` is ``(cache, seed)``: the perturbation streams and the prediction cache.
+    ``shared`` is ``(cache, seed)``: the perturbation streams and the prediction cache;
+    ``positions``: the rows' positions in the call's ``X`` (for ``verbose``).
     """
 
     def one(task, i):
@@ -811,7 +819,9 @@ def _explain_chunk(sampler, task, rows, targets, seeds, params, verbose, share=T
         )
         task.finish(anchor, targets[i])  # what it predicts, in the model's terms
         if verbose:
-            print(f"[skanchors] {anchor} ({anchor.wall_time:.2f} s)", flush=True)
+            # (rows explained together finish in any order: each line says which it is)
+            where = i if positions is None else positions[i]
+            print(f"[skanchors] row {where}: {anchor} ({anchor.wall_time:.2f} s)", flush=True)
         return anchor
 
     if len(rows) == 1 or not share:

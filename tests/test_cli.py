@@ -91,6 +91,24 @@ def test_explain_prints_and_writes_the_anchors(saved, capsys):
         assert prec == pytest.approx(anchor.precision, abs=0.005)
 
 
+def test_explain_flags_non_anchors_in_its_output_not_in_warnings(tmp_path, capsys):
+    # a raw "skanchors:8: NoAnchorWarning ... sys.exit(main())" preceded the output, which
+    # already tags the rule [NOT AN ANCHOR: ...]
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x0": rng.uniform(size=400), "x1": rng.uniform(size=400)})
+    noise = DecisionTreeClassifier(random_state=0).fit(X, rng.integers(0, 2, 400))
+    joblib.dump(noise, tmp_path / "noise.joblib")
+    X.to_csv(tmp_path / "x.csv", index=False)
+    args = ["explain", "--model", str(tmp_path / "noise.joblib"), "--reference"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(args + [str(tmp_path / "x.csv"), "--rows", "0,1,2,3"]) == 0
+    assert "NOT AN ANCHOR" in capsys.readouterr().out
+    assert not [w for w in caught if "no rule reached precision" in str(w.message)]
+
+
 def _usage_error(args, capsys):
     """Exit status and message of a command refused as argparse refuses options."""
     with pytest.raises(SystemExit) as exit_:
@@ -120,6 +138,7 @@ def test_explain_rejects_rows_out_of_range(saved, capsys):
         (["--json", "/nonexistent/folder/a.json"], "--json: no folder '/nonexistent/folder'"),
         # the label left in the data was anchored: "... AND label > 0.0 THEN PREDICT 1"
         ([], "--reference: X has the column(s) ['label'] that the model was not fitted on"),
+        ([], "Leave such columns out with --drop."),
     ],
 )
 def test_explain_refuses_bad_options_as_usage_errors(saved, capsys, options, message):

@@ -432,7 +432,7 @@ def test_errors(linear):
 def test_errors_dataframe_and_text():
     frame = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) % 3})
     fitted = LimeExplainer(first_feature_model, n_samples=20).fit(frame)
-    with pytest.raises(ValueError, match="different columns"):
+    with pytest.raises(ValueError, match="the reference data's columns"):
         fitted.explain(frame.rename(columns={"b": "c"}))
     text = LimeExplainer(word_score_model, n_samples=20).fit(CORPUS)
     with pytest.raises(ValueError, match=r"X\[1\] has no words"):

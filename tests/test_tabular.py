@@ -822,14 +822,23 @@ def test_prediction_cache_is_bounded_and_not_pickled(data):
     import pickle
 
     explainer = AnchorExplainer(Graded(), random_state=1, cache_size=300).fit(data)
-    explainer.explain(row(0.9, "red"))
+    fitted = len(pickle.dumps(explainer.sampler_))
+    explainer.explain(pd.concat([row(0.9, "red"), row(0.2, "green")]))
     assert 0 < len(explainer._cache) <= 300
     copy = pickle.loads(pickle.dumps(explainer))
     assert len(copy._cache) == 0 and copy._cache.max_size == 300
-    # nor the stream keys the sampler kept (workers make their own)
+    # nor the stream keys the sampler kept (workers make their own), nor its row masks and
+    # pools: the pickle is the fitted one's, whatever was explained since
     assert explainer.sampler_._stream_keys and not copy.sampler_._stream_keys
+    assert explainer.sampler_._masks and not copy.sampler_._masks
+    assert len(pickle.dumps(explainer.sampler_)) == fitted
     assert _content(copy.explain(row(0.9, "red"))[0]) == _content(
         explainer.explain(row(0.9, "red"))[0]
+    )
+    assert copy.sampler_._slots_used == len(
+        np.concatenate(
+            [copy.sampler_._pool_rows[o : o + n] for o, n in copy.sampler_._slots.values()]
+        )
     )
     # Refitting starts a new cache (the model may have changed).
     explainer.fit(data)
@@ -1042,9 +1051,17 @@ def test_score_rows_limits_work(data):
 
 def test_verbose_prints_each_row(data, capsys):
     _explain(data, row(0.9, "red"), verbose=1)
-    assert "[skanchors] IF" in capsys.readouterr().out
+    assert "[skanchors] row 0: IF" in capsys.readouterr().out
     _explain(data, row(0.9, "red"), verbose=0)
     assert capsys.readouterr().out == ""
+    # rows explained together finish in any order: each line names its row
+    X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.8, "red", x1=0.1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        AnchorExplainer(PlantedModel(), verbose=1, random_state=0).fit(data).explain(X)
+    lines = capsys.readouterr().out.splitlines()
+    rows = sorted(line.split(":")[0] for line in lines)
+    assert rows == [f"[skanchors] row {i}" for i in range(3)]
 
 
 def test_verbose_prints_the_class_label_the_anchor_has(data, capsys):
@@ -1222,9 +1239,10 @@ def test_impossible_parameters(data, param, value):
 
 
 def test_wrong_columns_and_shapes(planted_explainer):
-    with pytest.raises(ValueError, match=r"missing \['x3'\]"):
+    with pytest.raises(ValueError, match=r"X has no column\(s\) \['x3'\], which the reference"):
         planted_explainer.explain(row(0.5, "red").drop(columns="x3"))
-    with pytest.raises(ValueError, match=r"unknown \['extra'\]"):
+    # an extra column named as fit names it ("missing [], unknown ['extra']" before)
+    with pytest.raises(ValueError, match=r"the column\(s\) \['extra'\] that the reference"):
         planted_explainer.explain(row(0.5, "red").assign(extra=1))
     with pytest.raises(ValueError, match="fitted on an array|fitted on a DataFrame|DataFrame"):
         planted_explainer.explain(np.zeros((1, 4)))

@@ -224,8 +224,10 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         How :meth:`~skanchors.GlobalAnchorAggregator.score` removes top terms (deletion or a
         replacement token, e.g. "UNK").
     max_time : float > 0 or None, default=None
-        Seconds; after the batch that crosses this limit, ``fit`` / ``partial_fit`` stops with
-        the current answer (``stopped_early_`` is True).
+        Seconds, counted from the start of the call (its first pass over every document
+        included); after the batch that crosses this limit, ``fit`` / ``partial_fit`` stops
+        with the current answer (``stopped_early_`` is True). ``elapsed_time_`` counts the
+        batches only.
     checkpoint : str, path or None, default=None
         File where the state (counts, not the model) is saved after each batch. A new
         aggregator with the same file and parameters (the sampler and ``max_documents``

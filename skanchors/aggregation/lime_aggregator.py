@@ -126,8 +126,10 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         How :meth:`~skanchors.GlobalLimeAggregator.score` removes top terms (deletion or a
         replacement token).
     max_time : float > 0 or None, default=None
-        Seconds; after the batch that crosses it, ``fit`` / ``partial_fit`` stops with the
-        current answer (``stopped_early_`` is True).
+        Seconds, counted from the start of the call (its first pass over every document
+        included); after the batch that crosses it, ``fit`` / ``partial_fit`` stops with the
+        current answer (``stopped_early_`` is True). ``elapsed_time_`` counts the batches
+        only.
     checkpoint : str, path or None, default=None
         File where the state (the weight sums, not the model) is saved after each batch. A
         new aggregator with the same file and parameters (those that change the sums: the

@@ -292,6 +292,13 @@ class TabularSampler(BaseEstimator):
         for name in ("_orders", "_ordered", "_stream_keys"):
             if name in state:
                 state[name] = {}
+        # Nor the row masks and pools the searches built so far: rebuilt on first use, they
+        # made a fitted Adult sampler's pickle grow from 4.0 to 7.2 MB over 10 explained rows
+        # (sent to every joblib worker at each call, kept in every saved explainer).
+        if "_pool_rows" in state:
+            for name in ("_masks", "_packed", "_pools", "_constrains", "_slots", "_empty_pools"):
+                state[name] = {}
+            state["_pool_rows"], state["_slots_used"] = state["_pool_rows"][:0].copy(), 0
         return state
 
     def __setstate__(self, state):
@@ -527,9 +534,17 @@ class TabularSampler(BaseEstimator):
                 missing = [c for c in expected if c not in frame.columns]
                 unknown = [c for c in frame.columns if c not in expected]
                 if missing or unknown:
+                    what = []
+                    if unknown:
+                        what.append(
+                            f"the column(s) {unknown} that the reference data did not have "
+                            "(drop them: a label column?)"
+                        )
+                    if missing:
+                        what.append(f"no column(s) {missing}, which the reference data had")
                     raise ValueError(
-                        f"X has different columns than the reference data: missing {missing}, "
-                        f"unknown {unknown}."
+                        f"X has {' and '.join(what)}; the rows to explain need the reference "
+                        "data's columns."
                     )
                 frame = frame[expected]
         else:
