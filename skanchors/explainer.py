@@ -565,6 +565,8 @@ class AnchorExplainer(BaseExplainer):
         for i, hit in found.items():
             anchors[i] = _reuse(hit, rows[i], time.perf_counter())
             task.finish(anchors[i], targets[i])
+            if self.verbose:
+                print(f"[skanchors] row {i}: {anchors[i]} (found before)", flush=True)
         regression = isinstance(self.model_, RegressionModel)
         # Each row was predicted once (its class to anchor) in one of _targets' calls: that
         # call and row are part of its explanation, as LIME counts its row too.
