@@ -371,7 +371,7 @@ class Anchor:
         digits = 6
         value, band = abs(float(self.prediction)), abs(float(self.tolerance))
         if np.isfinite(value) and np.isfinite(band) and value > 0 and band > 0:
-            digits = int(min(max(6, np.floor(np.log10(value)) - np.floor(np.log10(band)) + 3), 15))
+            digits = int(min(max(6, np.floor(np.log10(value)) - np.floor(np.log10(band)) + 3), 17))
         return f"{format_value(self.prediction, digits)} +- {format_value(self.tolerance, 6)}"
 
     def __str__(self):

@@ -557,8 +557,13 @@ class _HistBoostingProba(_CheckedProba):
             )
             if _kind(values_dtype) != _kind(categories[j].dtype):
                 return None  # bools against numbers, numbers against text: the encoder's job
-            if _kind(values_dtype) == "number" and not isinstance(dtype, pd.CategoricalDtype):
-                if np.isinf(column.to_numpy(dtype=np.float64, na_value=np.nan)).any():
+            if _kind(values_dtype) == "number":
+                values = (
+                    dtype.categories.to_numpy(np.float64)  # (a category may be unused: safe)
+                    if isinstance(dtype, pd.CategoricalDtype)
+                    else column.to_numpy(dtype=np.float64, na_value=np.nan)
+                )
+                if np.isinf(values).any():
                     return None  # the encoder refuses infinity
             if isinstance(dtype, pd.CategoricalDtype):
                 key = (j, tuple(dtype.categories.tolist()))

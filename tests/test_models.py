@@ -453,6 +453,8 @@ def test_hist_gradient_boosting_leaves_columns_of_another_kind_to_the_model():
     model.predict_proba(X)
     with pytest.raises(ValueError, match="infinity"):
         model.predict_proba(pd.DataFrame({"num": [0.0], "k": [np.inf]}))
+    with pytest.raises(ValueError, match="infinity"):  # ... in a category column too
+        model.predict_proba(pd.DataFrame({"num": [0.0], "k": pd.Categorical([np.inf])}))
     X = pd.DataFrame({"num": num, "c": pd.Categorical(rng.choice(list("abc"), 300))})
     hgb = HistGradientBoostingClassifier(max_iter=10).fit(X, X.c == "a")
     model = models.ProbabilityModel(hgb)

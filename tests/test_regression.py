@@ -1,5 +1,6 @@
 """Regression anchors: the prediction is held within a tolerance band."""
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -83,6 +84,9 @@ def test_a_value_prints_with_the_digits_its_band_needs():
         assert abs(float(printed) - anchor.prediction) < anchor.tolerance / 10
     assert len({str(a).split(" WITH")[0].split("PREDICT ")[1] for a in anchors}) == 3
     assert "PREDICT 10000050.37 +- 6.9305" in str(anchors[0])
+    # up to float64's 17 digits (15 printed 1000000000000003.8 +- 0.5 as 1e+15)
+    far = dataclasses.replace(anchors[0], prediction=1000000000000003.8, tolerance=0.5)
+    assert "PREDICT 1000000000000003.8 +- 0.5" in str(far)
 
 
 def test_tolerance_changes_the_band(data):
