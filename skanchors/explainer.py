@@ -514,7 +514,7 @@ class AnchorExplainer(BaseExplainer):
             self._cache = SampleCache(self.cache_size)
         shared = (self._cache, base, self._search_params())
         n_jobs = self.n_jobs
-        found = {}
+        found, copies = {}, {}
         if n_jobs is None or n_jobs == 1 or len(rows) == 1:
             chunks = [list(range(len(rows)))]
         else:
@@ -528,7 +528,23 @@ class AnchorExplainer(BaseExplainer):
                     hit = None if key is None else self._cache.get_search(key)
                     if hit is not None:
                         found[i] = hit
-            todo = np.array([i for i in range(len(rows)) if i not in found], dtype=np.intp)
+            # A row given more than once is searched once, as in one process (where the copies
+            # find the first one's search in the cache): not once in each worker.
+            first, copies = {}, {}
+            for i in range(len(rows)):
+                identity = _row_identity(rows[i]) if self._cache.enabled else None
+                if i in found or identity is None:
+                    continue
+                identity = (identity, _plain(targets[i]))
+                try:
+                    earlier = first.setdefault(identity, i)
+                except TypeError:  # (pd.NA compared with a value: no verdict, no sharing)
+                    continue
+                if earlier != i:
+                    copies[i] = earlier
+            todo = np.array(
+                [i for i in range(len(rows)) if i not in found and i not in copies], dtype=np.intp
+            )
             # One chunk per worker: the rows of a chunk share their model calls.
             n_chunks = min(len(todo), effective_n_jobs(n_jobs))
             chunks = [c.tolist() for c in np.array_split(todo, n_chunks)] if len(todo) else []
@@ -562,7 +578,9 @@ class AnchorExplainer(BaseExplainer):
                 if key is not None and self._cache.get_search(key) is None:
                     self._cache.put_search(key, _reuse(anchor, None, None))
         task = self._task()
-        for i, hit in found.items():
+        answered = [(i, hit) for i, hit in found.items()]
+        answered += [(i, anchors[j]) for i, j in copies.items()]
+        for i, hit in answered:
             anchors[i] = _reuse(hit, rows[i], time.perf_counter())
             task.finish(anchors[i], targets[i])
             if self.verbose:
@@ -919,6 +937,23 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
 def _plain(target):
     """A class index or a regression target as a plain hashable number."""
     return float(target) if isinstance(target, (float, np.floating)) else int(target)
+
+
+def _row_identity(row):
+    """A hashable stand-in for a row's content (equal rows, equal keys), or None: a
+    document, a numeric array's bytes, a one-row frame's columns and values."""
+    try:
+        if isinstance(row, str):
+            return row
+        if isinstance(row, np.ndarray) and row.dtype.kind in "biuf":
+            return (row.dtype.str, row.shape, row.tobytes())
+        if isinstance(row, pd.DataFrame):
+            key = (tuple(row.columns), tuple(row.dtypes.astype(str)), tuple(row.iloc[0]))
+            hash(key)
+            return key
+    except TypeError:  # unhashable values: no key, the row is searched on its own
+        return None
+    return None
 
 
 def _search_key(instance, namespace, target, seed, search_params):

@@ -818,6 +818,25 @@ def test_searches_made_by_joblib_workers_come_back_to_the_explainer(data):
     assert all("_search_key" not in vars(a) for a in first + again + mixed + one)
 
 
+def test_a_row_repeated_in_one_call_is_searched_once_with_workers(data):
+    # in one process the copies find the first search in the cache; with n_jobs=2 each
+    # worker searched its own copy again
+    X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.9, "red"), row(0.9, "red")])
+    runs = {}
+    for n_jobs, cache_size in ((1, 250_000), (2, 250_000), (2, 0)):
+        explainer = AnchorExplainer(
+            Graded(), random_state=3, n_jobs=n_jobs, cache_size=cache_size
+        ).fit(data)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoAnchorWarning)
+            runs[n_jobs, cache_size] = explainer.explain(X)
+    assert len({str([_content(a) for a in r]) for r in runs.values()}) == 1
+    for n_jobs in (1, 2):
+        rows = [a.n_rows_predicted for a in runs[n_jobs, 250_000]]
+        assert rows[2:] == [1, 1] and rows[0] > 1
+    assert runs[2, 0][2].n_rows_predicted == runs[2, 0][0].n_rows_predicted  # 0 keeps nothing
+
+
 def test_prediction_cache_is_bounded_and_not_pickled(data):
     import pickle
 
