@@ -54,7 +54,7 @@ OWN = {"skanchors": "replace", "alibi": "joint", "anchor-exp": "replace"}
 
 def conditions_of(package, anchor, data):
     if package == "skanchors":
-        return [(T._column_index(p), p.op, float(p.value)) for p in anchor.predicates]
+        return T.skanchors_conditions(anchor)
     conditions = []
     for name in anchor.names:
         conditions += T.parse_predicate(
@@ -173,7 +173,10 @@ def main(argv=None):
         help=f"comma-separated, skanchors first; from {', '.join(PACKAGES)}",
     )
     parser.add_argument(
-        "--bounds", choices=("bin", "all"), default="bin", help="skanchors' bounds parameter"
+        "--bounds",
+        choices=("bin", "interval", "all"),
+        default="interval",
+        help="skanchors' bounds parameter",
     )
     parser.add_argument("--output", default=str(HERE / "results_seeds"))
     args = parser.parse_args(argv)

@@ -555,6 +555,19 @@ def _column_index(p):
     return int(pos) if pos is not None else None
 
 
+def skanchors_conditions(anchor):
+    """``(column, op, value)`` conditions of a skanchors anchor, as the rule parser gives the
+    peers': a bin (``bounds="interval"``) is its two sides."""
+    out = []
+    for p in anchor.predicates:
+        j = _column_index(p)
+        if p.op == "in":
+            out += [(j, ">", float(p.value.left)), (j, "<=", float(p.value.right))]
+        else:
+            out.append((j, p.op, float(p.value)))
+    return out
+
+
 def _predicate_str(p, data):
     """skanchors predicates on an array name columns by index: print them with the names."""
     j, op, v = _column_index(p), p.op, p.value
@@ -564,6 +577,8 @@ def _predicate_str(p, data):
     cats = data["categorical_names"].get(int(j))
     if op == "==" and cats is not None and float(v).is_integer() and 0 <= v < len(cats):
         return f"{name} = {cats[int(v)]}"
+    if op == "in":
+        return f"{v.left:.6g} < {name} <= {v.right:.6g}"
     return f"{name} {'=' if op == '==' else op} {v:.6g}" if v is not None else f"{name} {op}"
 
 
@@ -692,7 +707,7 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
             "rows": model.rows,
         }
         if _ours(package):
-            conditions = [(_column_index(p), p.op, float(p.value)) for p in anchor.predicates]
+            conditions = skanchors_conditions(anchor)
             mask_all = np.asarray(anchor.covers(X_test), dtype=bool)
             own = bool(mask_all[i])
             predicted = anchor.prediction

@@ -18,7 +18,7 @@ from .discretizers import format_value
 
 __all__ = ["Predicate", "Anchor", "RuleCheck"]
 
-_OPS = ("==", "<=", ">", "isna", "contains")
+_OPS = ("==", "<=", ">", "in", "isna", "contains")
 
 
 def _scalar(value):
@@ -113,11 +113,12 @@ class Predicate:
     ----------
     feature : str or int
         Column name (DataFrames) or column index (arrays); for text, the word.
-    op : {"==", "<=", ">", "isna", "contains"}
-        ``"isna"`` means the value is missing; ``"contains"`` is a text predicate (the word at
-        ``position``).
+    op : {"==", "<=", ">", "in", "isna", "contains"}
+        ``"in"`` means the value lies in ``value``, a right-closed :class:`pandas.Interval`
+        (a bin, ``23.0 < Age <= 28.0``: ``bounds="interval"``); ``"isna"`` means the value
+        is missing; ``"contains"`` is a text predicate (the word at ``position``).
     value : object
-        The compared value (``None`` for ``"isna"``).
+        The compared value (``None`` for ``"isna"``; an interval for ``"in"``).
     position : int or None
         Index of the feature (tabular) or of the word (text) in the explained instance.
 
@@ -129,6 +130,9 @@ class Predicate:
     'Age <= 37.0'
     >>> p.evaluate(pd.DataFrame({"Age": [30.0, 40.0, float("nan")]})).tolist()
     [True, False, False]
+    >>> b = Predicate("Age", "in", pd.Interval(23.0, 28.0, closed="right"))
+    >>> str(b), b.evaluate(pd.DataFrame({"Age": [23.0, 28.0, 30.0]})).tolist()
+    ('23.0 < Age <= 28.0', [False, True, False])
     """
 
     feature: Any
@@ -139,6 +143,13 @@ class Predicate:
     def __post_init__(self):
         if self.op not in _OPS:
             raise ValueError(f"op must be one of {_OPS}, got {self.op!r}.")
+        if self.op == "in" and not (
+            isinstance(self.value, pd.Interval) and self.value.closed == "right"
+        ):
+            raise ValueError(
+                "a predicate with op 'in' needs a right-closed pandas.Interval as its value "
+                f"(low < x <= high), got {self.value!r}."
+            )
 
     @property
     def name(self):
@@ -152,6 +163,9 @@ class Predicate:
         if self.op == "contains":
             # a document's word "AND" would read as the rule's own AND: quoted
             return f'"{self.value}"' if self.value in _RULE_WORDS else str(self.value)
+        if self.op == "in":
+            low, high = format_value(self.value.left), format_value(self.value.right)
+            return f"{low} < {self.name} <= {high}"
         op = "=" if self.op == "==" else self.op
         return f"{self.name} {op} {format_value(self.value)}"
 
@@ -193,6 +207,8 @@ class Predicate:
         with np.errstate(invalid="ignore"):
             if self.op == "<=":
                 return values <= self.value
+            if self.op == "in":
+                return (values > self.value.left) & (values <= self.value.right)
             return values > self.value
 
 

@@ -181,6 +181,19 @@ def test_a_printed_edge_means_what_the_rule_tests():
         assert ((big <= printed) == (big <= edge)).all()
 
 
+def test_a_bin_predicate_is_a_right_closed_interval():
+    fares = pd.DataFrame({"Fare": [7.925, 7.93, 31.275, 31.28, np.nan]})
+    p = Predicate("Fare", "in", pd.Interval(7.925, 31.275, closed="right"), 0)
+    assert str(p) == "7.925 < Fare <= 31.275"
+    assert p.evaluate(fares).tolist() == [False, True, True, False, False]
+    rule = Anchor((p,), 0, 0.97, 0.1, True, 0.95)
+    assert rule.conditions() == ["7.925 < Fare <= 31.275"]
+    assert Anchor.from_json(rule.to_json()).predicates == (p,)
+    for value in (7.9, (7.9, 31.3), pd.Interval(7.9, 31.3, closed="left")):
+        with pytest.raises(ValueError, match="op 'in' needs a right-closed pandas.Interval"):
+            Predicate("Fare", "in", value)
+
+
 def test_json_of_missing_estimates_is_strict_and_restores_nan():
     anchor = Anchor(
         predicates=(Predicate("age", "isna", None, 0),),

@@ -197,7 +197,9 @@ def test_the_fallback_is_the_rule_most_surely_precise_not_the_best_of_three_rows
     flipped = (frame["x1"] * 1000).astype(int) % 10 == 0
     assert 0.05 < flipped[frame["a"] == "big"].mean() < 0.15  # "a = big" cannot reach 0.95
     instance = pd.DataFrame({"a": ["big"], "b": ["rare"], "x1": [0.5555]})
-    explainer = AnchorExplainer(model, perturbation="reference", beam_size=2, random_state=0)
+    explainer = AnchorExplainer(
+        model, perturbation="reference", bounds="bin", beam_size=2, random_state=0
+    )
     with pytest.warns(NoAnchorWarning):
         anchor = explainer.fit(frame).explain(instance)[0]
     assert not anchor.is_anchor

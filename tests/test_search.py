@@ -121,7 +121,9 @@ def _round_without_samples(seed=0):
 
     from skanchors._search import SampleStore, StratifiedArms
 
-    explainer = AnchorExplainer(PlantedModel(), random_state=0).fit(planted_data())
+    # (bounds="bin": x1 has two predicates, so the round has children on the same feature)
+    explainer = AnchorExplainer(PlantedModel(), bounds="bin", random_state=0)
+    explainer.fit(planted_data())
     instance = explainer.sampler_.instance(row(0.9, "red"))
     model = explainer.model_
     feat = np.asarray(instance.predicate_features)

@@ -178,7 +178,7 @@ def _counted_arms(monkeypatch, compiled, seed, streamed=False):
     compiled kernel; then more draws for some arms. ``streamed``: the samples are read from
     streams (the store keeps their base rows, not their native values)."""
     X = _mixed_frame(700, seed=seed)
-    sampler = TabularSampler(categorical_features=[2, 3, 4]).fit(X)
+    sampler = TabularSampler(categorical_features=[2, 3, 4], bounds="bin").fit(X)
     row = next(i for i in range(len(X)) if not np.isnan(X["age"].iloc[i]))
     instance = sampler.instance(X.iloc[[row]])
     feat = np.asarray(instance.predicate_features)

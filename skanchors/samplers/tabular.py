@@ -34,7 +34,7 @@ from ..discretizers import (
 __all__ = ["TabularSampler"]
 
 _PERTURBATIONS = ("replace", "reference")
-_BOUNDS = ("bin", "all")
+_BOUNDS = ("bin", "interval", "all")
 _SLOTS_LOCK = threading.Lock()
 # The sampler keeps the stream keys of at most this many predicate sets (then starts over).
 _MAX_STREAM_KEYS = 100_000
@@ -110,12 +110,15 @@ class TabularSampler(BaseEstimator):
         explainer's ``random_state``) and counts each row once, so a rule that covers ``k``
         reference rows has at most ``k`` samples, and its confidence bounds say what ``k``
         rows can say: a rule covering few rows rarely validates.
-    bounds : {"bin", "all"}, default="bin"
-        The predicates of a numeric feature. ``"bin"``: the two bounds of the row's own bin
-        (``x <= upper edge``, ``x > lower edge``). ``"all"``: the bound the row satisfies at
-        every edge, as in the authors' code (a row in the lowest bin gets ``x <= e`` for each
-        edge ``e``), so a rule can span several bins; a rule then holds at most one bound
-        per side of a feature (the search may narrow it, never widen it).
+    bounds : {"interval", "bin", "all"}, default="interval"
+        The predicates of a numeric feature. ``"interval"``: the row's bin as one predicate
+        (``lower < x <= upper``; one-sided in the lowest and highest bins, or when one side
+        constrains no reference row): a rule keeps a numeric feature to the row's bin or
+        leaves it free. ``"bin"``: the two bounds of the row's bin (``x <= upper edge``,
+        ``x > lower edge``), each a predicate of its own. ``"all"``: the bound the row
+        satisfies at every edge, as in the authors' code (a row in the lowest bin gets
+        ``x <= e`` for each edge ``e``), so a rule can span several bins; a rule then holds
+        at most one bound per side of a feature (the search may narrow it, never widen it).
 
     Attributes
     ----------
@@ -152,7 +155,7 @@ class TabularSampler(BaseEstimator):
         discretizer="quartile",
         categorical_features="auto",
         perturbation="replace",
-        bounds="bin",
+        bounds="interval",
     ):
         self.discretizer = discretizer
         self.categorical_features = categorical_features
@@ -383,8 +386,10 @@ class TabularSampler(BaseEstimator):
                     mask = bins < 0
                 elif kind == 2:  # x <= edge[value]
                     mask = (bins <= value) & (bins >= 0)
-                else:  # x > edge[value - 1]
+                elif kind == 3:  # x > edge[value - 1]
                     mask = bins >= value
+                else:  # bin value: edge[value - 1] < x <= edge[value]
+                    mask = bins == value
             self._masks[gid] = mask
         return mask
 
@@ -862,13 +867,26 @@ class TabularInstance:
             # The bounds of the row's bin; with bounds="all" then the looser ones on each side
             # (the authors' predicate set: a row of age 21 in bins split at 23, 28 and 36 has
             # "age <= 23", "age <= 28" and "age <= 36"), so that a rule can span bins.
+            # With bounds="interval", an inner bin is one predicate (kind 4) when both its
+            # sides constrain.
             b = int(x_bins[k])
             edges = parent.bin_edges_[k]
             bounds = ([(2, b)] if b < len(edges) else []) + ([(3, b)] if b > 0 else [])
             if nested:
                 bounds += [(2, v) for v in range(b + 1, len(edges))]
                 bounds += [(3, v) for v in range(b - 1, 0, -1)]
+            elif parent.bounds == "interval":
+                # (a side every reference row satisfies, Pclass <= 3, leaves the other one)
+                bounds = [g for g in bounds if parent._informative((j, *g))]
+                if len(bounds) == 2:
+                    bounds = [(4, b)]
             for kind, v in bounds:
+                if kind == 4:
+                    interval = pd.Interval(float(edges[v - 1]), float(edges[v]), closed="right")
+                    preds.append(Predicate(name, "in", interval, j))
+                    gids.append((j, kind, v))
+                    feats.append(j)
+                    continue
                 op, edge = ("<=", edges[v]) if kind == 2 else (">", edges[v - 1])
                 preds.append(Predicate(name, op, float(edge), j))
                 gids.append((j, kind, v))
