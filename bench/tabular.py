@@ -664,6 +664,8 @@ def run_cell(package, beam_size, data, model, test_pred, rows_idx, budget):
         "skanchors-reference": lambda d, m, b: make_skanchors(d, m, b, perturbation="reference"),
         # A numeric feature's predicates at every bin edge (rules can span bins).
         "skanchors-bounds": lambda d, m, b: make_skanchors(d, m, b, bounds="all"),
+        # The bin's two edges as predicates of their own (the default before a693844).
+        "skanchors-bin": lambda d, m, b: make_skanchors(d, m, b, bounds="bin"),
         # The model's predict_proba passed as a plain function, as the peers get it.
         "skanchors-callable": lambda d, m, b: make_skanchors(d, m, b, as_callable=True),
         # Nothing compiled (a forest's trees traversed by scikit-learn's code, the search in
@@ -802,6 +804,7 @@ EXTRAS = (
     ("nocache", "skanchors-nocache", "cache_size=0", {"cache_size": 0}),
     ("reference", "skanchors-reference", "perturbation=reference", {"perturbation": "reference"}),
     ("bounds", "skanchors-bounds", "bounds=all", {"bounds": "all"}),
+    ("bin", "skanchors-bin", "bounds=bin", {"bounds": "bin"}),
     ("callable", "skanchors-callable", "model as a callable", {"as_callable": True}),
     ("sklearn_trees", "skanchors-sklearn-trees", "without numba", {"compiled": False}),
 )
@@ -1177,6 +1180,8 @@ def label(res):
         return f"skanchors (beam {b}, perturbation=reference)"
     if res["package"] == "skanchors-bounds":
         return f"skanchors (beam {b}, bounds=all)"
+    if res["package"] == "skanchors-bin":
+        return f"skanchors (beam {b}, bounds=bin)"
     if res["package"] == "skanchors-callable":
         return f"skanchors (beam {b}, model as a callable)"
     if res["package"] == "skanchors-sklearn-trees":
@@ -1280,6 +1285,7 @@ def target_table(results):
             ("skanchors (beam 1, cache_size=0)", "wall_median_ratio_nocache"),
             ("skanchors (beam 1, perturbation=reference)", "wall_median_ratio_reference"),
             ("skanchors (beam 1, bounds=all)", "wall_median_ratio_bounds"),
+            ("skanchors (beam 1, bounds=bin)", "wall_median_ratio_bin"),
             ("skanchors (beam 1, model as a callable)", "wall_median_ratio_callable"),
             ("skanchors (beam 1, without numba)", "wall_median_ratio_sklearn_trees"),
         ):
@@ -1617,7 +1623,7 @@ def configurations(only):
     if "skanchors" in only:
         # skanchors' default beam_size is 2; beam 1 again without the prediction cache, with
         # KLLUCB(pulls="ambiguous"), with KL-LUCB as published (one challenger a round), with
-        # perturbation="reference" and with bounds="all".
+        # perturbation="reference", with bounds="all" and with bounds="bin".
         out += [
             ("skanchors", 1),
             ("skanchors", 2),
@@ -1626,6 +1632,7 @@ def configurations(only):
             ("skanchors-1challenger", 1),
             ("skanchors-reference", 1),
             ("skanchors-bounds", 1),
+            ("skanchors-bin", 1),
             ("skanchors-callable", 1),
             ("skanchors-sklearn-trees", 1),
         ]
