@@ -1,11 +1,24 @@
-"""Rules that span bins: ``bounds="all"`` against the default ``bounds="bin"``.
+"""A numeric feature's predicates: ``bounds="interval"`` (default), ``"bin"`` and ``"all"``.
 
-With the default, a numeric feature offers the two edges of the row's own bin: a passenger of
-35, with Age cut at 21, 29 and 38, gets ``Age > 29`` and ``Age <= 38``. With ``bounds="all"``
-it offers the bound the row satisfies at every edge (``Age > 21`` too), as the authors' code
-does, so a rule can be as broad as the model allows. The script explains the same Titanic
-passengers both ways and checks every rule on held-out passengers; for that passenger the
-rule's coverage doubles (0.13 -> 0.27) at the same precision.
+With the default, a numeric feature offers the row's own bin as one predicate: a passenger of
+23, with Age cut at 21, 29 and 38, gets ``21.0 < Age <= 29.0``. With ``bounds="bin"`` the
+bin's two edges are predicates of their own (``Age > 21.0``, ``Age <= 29.0``), so a rule may
+keep one side only; with ``bounds="all"`` the row offers the bound it satisfies at every edge
+(``Age <= 38.0`` too), as the authors' code does, so a rule can span bins. The script explains
+the same 20 Titanic passengers the three ways and checks every rule on held-out passengers:
+
+=========== ============= ============= ========================== ======================
+bounds      valid anchors rows predicted held-out precision, pooled held-out coverage, mean
+=========== ============= ============= ========================== ======================
+"interval"  10            14,477        0.995 (190 covered rows)   0.071
+"bin"       12            16,546        0.968 (247)                0.077
+"all"       12            21,252        0.965 (283)                0.088
+=========== ============= ============= ========================== ======================
+
+Broader predicates find broader rules, and more of them, that hold less often on real rows.
+The passenger of 23 gets ``Sex = male AND Pclass > 1.0 AND 21.0 < Age <= 29.0 AND Embarked = S``
+(coverage 0.09) by default and ``Sex = male AND Age > 21.0 AND Pclass > 1.0 AND Fare <= 15.0``
+(0.22) with the other two.
 
 Run: ``python examples/tabular_bounds.py``.
 """
@@ -26,7 +39,7 @@ model.fit(X_train, y_train)
 predicted = model.predict(X_test)
 rows = X_test.iloc[:20]
 
-for bounds in ("bin", "all"):
+for bounds in ("interval", "bin", "all"):
     explainer = AnchorExplainer(model, bounds=bounds, beam_size=1, random_state=0).fit(X_train)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
@@ -40,5 +53,5 @@ for bounds in ("bin", "all"):
         f"{sum(a.n_rows_predicted for a in anchors)} rows predicted\n"
         f"  held-out coverage, mean: {np.mean([c.coverage for c in checks]):.3f}; precision, "
         f"pooled: {sum(c.precision * c.n_covered for c in checks) / covered:.3f} on {covered} "
-        f"covered test rows\n  passenger of 35: {anchors[18]}"
+        f"covered test rows\n  passenger of 23: {anchors[16]}"
     )
