@@ -251,6 +251,7 @@ def cmd_explain(args, out=None):
         model,
         threshold=args.threshold,
         beam_size=args.beam_size,
+        bounds=args.bounds,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
     )
@@ -444,6 +445,13 @@ def build_parser():
     )
     ex.add_argument("--drop", nargs="*", help="columns to drop (e.g. the label)")
     ex.add_argument("--beam-size", type=_POSITIVE, default=2)
+    ex.add_argument(
+        "--bounds",
+        choices=("interval", "bin", "all"),
+        default="interval",
+        help="a numeric feature's predicates: its bin (default), the bin's two edges, or "
+        "every edge (see AnchorExplainer)",
+    )
     ex.add_argument("--json", help="write the anchors as JSON to this file")
     ex.set_defaults(func=cmd_explain, parser=ex)
 

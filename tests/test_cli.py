@@ -91,6 +91,23 @@ def test_explain_prints_and_writes_the_anchors(saved, capsys):
         assert prec == pytest.approx(anchor.precision, abs=0.005)
 
 
+def test_explain_bounds_choose_a_numeric_feature_s_predicates(saved, capsys):
+    # the tree splits x0 at about 0.5, the quartile edge: row 0 (x0 = 0.64) is in the bin
+    # (0.5, 0.75], the interval by default and only its lower edge with --bounds bin
+    args = ["explain", "--model", str(saved / "model.joblib"), "--reference"]
+    args += [str(saved / "train.csv"), "--drop", "label", "--rows", "0"]
+    rules = {}
+    for bounds in ("interval", "bin"):
+        assert main(args + ["--bounds", bounds, "--json", str(saved / "a.json")]) == 0
+        capsys.readouterr()
+        (anchor,) = [Anchor.from_dict(d) for d in json.loads((saved / "a.json").read_text())]
+        rules[bounds] = [(p.op, p.feature) for p in anchor.predicates]
+    assert rules == {"interval": [("in", "x0")], "bin": [(">", "x0")]}
+    with pytest.raises(SystemExit) as exit_:
+        main(args + ["--bounds", "none"])
+    assert exit_.value.code == 2 and "invalid choice: 'none'" in capsys.readouterr().err
+
+
 def test_explain_flags_non_anchors_in_its_output_not_in_warnings(tmp_path, capsys):
     # a raw "skanchors:8: NoAnchorWarning ... sys.exit(main())" preceded the output, which
     # already tags the rule [NOT AN ANCHOR: ...]
