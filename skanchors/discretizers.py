@@ -1,7 +1,7 @@
 """Discretizers: scikit-learn transformers that bin numeric features and name their bins.
 
-Anchors on numeric features are one-sided bin predicates (``Age <= 37.0``, ``Fare > 14.455``),
-so the explainer needs the bin *edges* and a readable name for each bin in the original units.
+Anchors on numeric features are bin predicates (``28.0 < Age <= 37.0``, ``Fare > 14.455``), so
+the explainer needs the bin *edges* and a readable name for each bin in the original units.
 These transformers provide both, and they accept missing values (NaN stays NaN: the explainer
 treats "is missing" as a value of its own).
 

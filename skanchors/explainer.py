@@ -76,8 +76,8 @@ class AnchorExplainer(BaseExplainer):
     batch_size : int >= 1, default=100
         Perturbations drawn per candidate and bandit step.
     discretizer : {"quartile", "decile"} or transformer, default="quartile"
-        Binning of numeric features into predicates ``x <= edge`` / ``x > edge``; see
-        :mod:`skanchors.discretizers`.
+        Binning of numeric features into bins whose edges make the predicates (see
+        ``bounds``); see :mod:`skanchors.discretizers`.
     categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
         Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
         (in an object array, the columns whose values are not all numbers). A list or mask
@@ -100,11 +100,11 @@ class AnchorExplainer(BaseExplainer):
     bounds : {"interval", "bin", "all"}, default="interval"
         Tables only: the predicates of a numeric feature. ``"interval"``: the row's bin as
         one predicate (``23 < Age <= 28`` for a passenger of 25 with Age cut at 23, 28 and
-        36; ``Age <= 23`` for one of 21), as alibi prints its rules: a rule keeps a numeric
-        feature to the row's bin or leaves it free. ``"bin"``: the bin's two edges, each a
-        predicate of its own (``Age > 23``, ``Age <= 28``), so a rule may keep one side of
-        the bin only (``Age > 23``, which also covers passengers of 60). ``"all"``: the
-        bound the row satisfies at every edge, as in the authors' code (``Age <= 23``,
+        36; ``Age <= 23`` for one of 21): a rule keeps a numeric feature to the row's bin or
+        leaves it free. ``"bin"``: the bin's two edges, each a predicate of its own
+        (``Age > 23``, ``Age <= 28``), so a rule may keep one side of the bin only
+        (``Age > 23``, which also covers passengers of 60). ``"all"``: the bound the row
+        satisfies at every edge, as alibi and the authors' code have it (``Age <= 23``,
         ``Age <= 28``, ``Age <= 36``), so a rule can span several bins and be as broad as the
         model allows; a rule still holds at most one bound per side of a feature. Broader
         predicates give broader rules that hold less often on real rows: measured over ten

@@ -172,6 +172,7 @@ def test_interval_bounds_make_a_bin_one_predicate(data):
         return [str(p) for p in inst.predicates if p.feature == "x0"], inst
 
     assert bounds(0.6, "interval")[0] == ["0.5 < x0 <= 0.7"]
+    assert bounds(0.4, "interval")[0] == ["0.3 < x0 <= 0.5"]
     # the lowest and highest bins are one-sided anyway
     assert bounds(0.2, "interval")[0] == ["x0 <= 0.3"]
     assert bounds(0.9, "interval")[0] == ["x0 > 0.7"]
@@ -184,6 +185,15 @@ def test_interval_bounds_make_a_bin_one_predicate(data):
     explainer = AnchorExplainer(PlantedModel(), discretizer=wide, bounds="interval").fit(data)
     inst = explainer.sampler_.instance(row(0.6, "red"))
     assert [str(p) for p in inst.predicates if p.feature == "x0"] == ["x0 > 0.3"]
+    # ... also when missing values, which break both sides, are in the column
+    holes = data.assign(x0=data["x0"].mask(data.index % 50 == 0))
+    explainer = AnchorExplainer(PlantedModel(), discretizer=wide, bounds="interval").fit(holes)
+    inst = explainer.sampler_.instance(row(0.6, "red"))
+    assert [str(p) for p in inst.predicates if p.feature == "x0"] == ["x0 > 0.3"]
+    inst = explainer.sampler_.instance(row(0.2, "red"))
+    assert [str(p) for p in inst.predicates if p.feature == "x0"] == ["x0 <= 0.3"]
+    coverage = inst.coverage([(0,)])[0]
+    assert coverage == pytest.approx(np.mean(holes["x0"] <= 0.3))
 
 
 def test_interval_bounds_recover_a_planted_bin(data):
@@ -980,6 +990,27 @@ def test_rows_in_the_same_bins_share_one_search(data, searches, monkeypatch):
     # Explaining another class of the same row is another search.
     explainer.explain(second, y=[0])
     assert len(searches) == 7
+
+
+def test_rows_in_different_inner_bins_do_not_share_a_search(data, searches, monkeypatch):
+    # bounds="interval": an inner bin is one predicate, and the bin is what the search is
+    # kept under (x0's quartile edges are near 0.25, 0.5 and 0.75)
+    import skanchors.explainer as explainer_module
+
+    monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", float("inf"))
+    rows = [row(x0, "red", x1=0.6, x3=0.1) for x0 in (0.35, 0.4, 0.6, 0.65)]
+    explainer = AnchorExplainer(PlantedModel(), random_state=1).fit(data)
+    instances = [explainer.sampler_.instance(r) for r in rows]
+    x0 = [[str(p) for p in i.predicates if p.feature == "x0"] for i in instances]
+    assert x0[0] == x0[1] != x0[2] == x0[3]
+    assert all(" < x0 <= " in names[0] for names in x0)
+    keys = [i.search_key() for i in instances]
+    assert keys[0] == keys[1] != keys[2] == keys[3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)  # (rows 0.6 and 0.65: 0.949)
+        anchors = explainer.explain(pd.concat(rows))
+    assert len(searches) == 2
+    assert [a.n_model_calls for a in anchors][1::2] == [1, 1]
 
 
 def test_searches_that_depend_on_the_row_are_not_shared(data, searches):

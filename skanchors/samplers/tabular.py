@@ -88,7 +88,7 @@ class TabularSampler(BaseEstimator):
     Parameters
     ----------
     discretizer : {"quartile", "decile"} or transformer, default="quartile"
-        Bins numeric features into the one-sided predicates ``x <= edge`` and ``x > edge``.
+        Bins numeric features; the bins' edges make the predicates (see ``bounds``).
         A transformer must have ``fit``, ``transform`` (each value's bin index) and
         ``bin_edges_`` (see :mod:`skanchors.discretizers`);
         :class:`~sklearn.preprocessing.KBinsDiscretizer` with ``encode="ordinal"`` is one. The
@@ -398,6 +398,22 @@ class TabularSampler(BaseEstimator):
         if self._flat is None:
             self._flat = _flatten(self._values)
         return self._flat
+
+    def _interval_predicate(self, j, b):
+        """``(kind, b)`` of inner bin ``b`` of numeric feature ``j`` as one predicate: the
+        bin (kind 4), or the one side that holds the same reference rows when no value lies
+        beyond the other (``Pclass > 1.0``, not ``1.0 < Pclass <= 3.0``). Missing values,
+        which break both sides, do not count."""
+        kind = self._constrains.get((j, "interval", b))
+        if kind is None:
+            whole = self._predicate_mask((j, 4, b))
+            kind = 4
+            if np.array_equal(self._predicate_mask((j, 3, b)), whole):
+                kind = 3
+            elif np.array_equal(self._predicate_mask((j, 2, b)), whole):
+                kind = 2
+            self._constrains[(j, "interval", b)] = kind
+        return kind, b
 
     def _informative(self, gid):
         """Whether some reference row violates the predicate ``gid``."""
@@ -867,19 +883,15 @@ class TabularInstance:
             # The bounds of the row's bin; with bounds="all" then the looser ones on each side
             # (the authors' predicate set: a row of age 21 in bins split at 23, 28 and 36 has
             # "age <= 23", "age <= 28" and "age <= 36"), so that a rule can span bins.
-            # With bounds="interval", an inner bin is one predicate (kind 4) when both its
-            # sides constrain.
+            # With bounds="interval", an inner bin is one predicate (kind 4).
             b = int(x_bins[k])
             edges = parent.bin_edges_[k]
             bounds = ([(2, b)] if b < len(edges) else []) + ([(3, b)] if b > 0 else [])
             if nested:
                 bounds += [(2, v) for v in range(b + 1, len(edges))]
                 bounds += [(3, v) for v in range(b - 1, 0, -1)]
-            elif parent.bounds == "interval":
-                # (a side every reference row satisfies, Pclass <= 3, leaves the other one)
-                bounds = [g for g in bounds if parent._informative((j, *g))]
-                if len(bounds) == 2:
-                    bounds = [(4, b)]
+            elif len(bounds) == 2 and parent.bounds == "interval":
+                bounds = [parent._interval_predicate(j, b)]
             for kind, v in bounds:
                 if kind == 4:
                     interval = pd.Interval(float(edges[v - 1]), float(edges[v]), closed="right")
