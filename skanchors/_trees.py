@@ -29,8 +29,8 @@ with less memory traffic.
 Explaining 20 Adult rows with the forest took 0.68 times the CPU time of scikit-learn's
 traversal (``bench/revisions.py``, same anchors), and leaf values in the nodes, computed steps
 and six lanes took that to 0.84 times as long again (Titanic's forest 0.95;
-``bench/results_revisions_leaves.md``); the median explanation took 0.40, 0.36 and
-0.34 times as long as with scikit-learn's traversal on the benchmark's three row sets (head
+``bench/results_revisions_leaves.md``); the median explanation took 0.35, 0.29 and
+0.32 times as long as with scikit-learn's traversal on the benchmark's three row sets (head
 to head, in the same repetitions, ``bench/results_tabular*.md``).
 
 Gradient boosting. Its stages are shallow regression trees (depth 3 by default), where a
