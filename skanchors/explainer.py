@@ -110,7 +110,8 @@ class AnchorExplainer(BaseExplainer):
         predicates give broader rules that hold less often on real rows: measured over ten
         seeds on the benchmark's four models (``bench/results_seeds*.md``, beam 1), the
         default's held-out precision is 0.987-0.995, ``"bin"``'s 0.980-0.994 (Titanic's
-        forest 0.980 against 0.991) at 1.07-1.53 times the held-out coverage.
+        forest 0.980 against 0.991), its valid anchors covering 1.07-1.53 times as many
+        held-out rows each.
     sampler : sampler object or None, default=None
         A custom perturbation distribution (see :class:`~skanchors.samplers.TabularSampler`
         for the protocol). When given, ``discretizer``, ``categorical_features``,
