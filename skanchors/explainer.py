@@ -92,7 +92,7 @@ class AnchorExplainer(BaseExplainer):
         rule, unchanged (the data's own conditional distribution): precision is that of the
         data the model is used on, every sample serves every rule it satisfies, and rows
         explained together reuse each other's predictions (the benchmark's two sets of 20
-        Adult rows: 7 to 16 times fewer rows predicted). A rule covering ``k`` reference
+        Adult rows: 4 to 16 times fewer rows predicted). A rule covering ``k`` reference
         rows has at most ``k`` samples, so narrow rules rarely validate on small data
         (Titanic's 623 rows), and the reference data should be data the model was not fitted
         on when the model memorises its training rows (a random forest predicts their labels
