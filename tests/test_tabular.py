@@ -86,15 +86,19 @@ def test_planted_rule_is_recovered_exactly(planted_explainer):
     assert anchor.covers(ref).mean() == pytest.approx(expected)
 
 
+def _x0_predicates(data, x0, bounds, edges=(0.3, 0.5, 0.7)):
+    """A red row's predicates on x0, cut at ``edges``, as printed; and the instance."""
+    disc = EdgesDiscretizer(edges={"x0": list(edges)}, default="none")
+    explainer = AnchorExplainer(PlantedModel(), discretizer=disc, bounds=bounds).fit(data)
+    inst = explainer.sampler_.instance(row(x0, "red"))
+    return [str(p) for p in inst.predicates if p.feature == "x0"], inst
+
+
 def test_all_bounds_are_the_bins_bounds_and_the_looser_ones(data):
     # bounds="all", the authors' predicate set: a row's own bin's bounds, then every looser
     # bound on each side, so that a rule can span several bins ("x0 <= 0.7" for a row at 0.2)
-    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.5, 0.7]}, default="none")
-
     def bounds(x0, which):
-        explainer = AnchorExplainer(PlantedModel(), discretizer=disc, bounds=which).fit(data)
-        inst = explainer.sampler_.instance(row(x0, "red"))
-        return [str(p) for p in inst.predicates if p.feature == "x0"], inst
+        return _x0_predicates(data, x0, which)
 
     assert bounds(0.2, "all")[0] == ["x0 <= 0.3", "x0 <= 0.5", "x0 <= 0.7"]
     assert bounds(0.6, "all")[0] == ["x0 <= 0.7", "x0 > 0.5", "x0 > 0.3"]
@@ -164,12 +168,8 @@ class Band:
 
 
 def test_interval_bounds_make_a_bin_one_predicate(data):
-    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.5, 0.7]}, default="none")
-
     def bounds(x0, which):
-        explainer = AnchorExplainer(PlantedModel(), discretizer=disc, bounds=which).fit(data)
-        inst = explainer.sampler_.instance(row(x0, "red"))
-        return [str(p) for p in inst.predicates if p.feature == "x0"], inst
+        return _x0_predicates(data, x0, which)
 
     assert bounds(0.6, "interval")[0] == ["0.5 < x0 <= 0.7"]
     assert bounds(0.4, "interval")[0] == ["0.3 < x0 <= 0.5"]
@@ -181,17 +181,12 @@ def test_interval_bounds_make_a_bin_one_predicate(data):
     (p,) = [p for p in inst.predicates if p.feature == "x0"]
     assert p.op == "in" and p.value == pd.Interval(0.5, 0.7, closed="right")
     # a side that every reference row satisfies (x0 <= 1.0 of a uniform x0) is left out
-    wide = EdgesDiscretizer(edges={"x0": [0.3, 1.0]}, default="none")
-    explainer = AnchorExplainer(PlantedModel(), discretizer=wide, bounds="interval").fit(data)
-    inst = explainer.sampler_.instance(row(0.6, "red"))
-    assert [str(p) for p in inst.predicates if p.feature == "x0"] == ["x0 > 0.3"]
+    assert _x0_predicates(data, 0.6, "interval", edges=(0.3, 1.0))[0] == ["x0 > 0.3"]
     # ... also when missing values, which break both sides, are in the column
     holes = data.assign(x0=data["x0"].mask(data.index % 50 == 0))
-    explainer = AnchorExplainer(PlantedModel(), discretizer=wide, bounds="interval").fit(holes)
-    inst = explainer.sampler_.instance(row(0.6, "red"))
-    assert [str(p) for p in inst.predicates if p.feature == "x0"] == ["x0 > 0.3"]
-    inst = explainer.sampler_.instance(row(0.2, "red"))
-    assert [str(p) for p in inst.predicates if p.feature == "x0"] == ["x0 <= 0.3"]
+    assert _x0_predicates(holes, 0.6, "interval", edges=(0.3, 1.0))[0] == ["x0 > 0.3"]
+    names, inst = _x0_predicates(holes, 0.2, "interval", edges=(0.3, 1.0))
+    assert names == ["x0 <= 0.3"]
     coverage = inst.coverage([(0,)])[0]
     assert coverage == pytest.approx(np.mean(holes["x0"] <= 0.3))
 
