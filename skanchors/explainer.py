@@ -64,7 +64,7 @@ class AnchorExplainer(BaseExplainer):
     delta : float in (0, 1), default=0.1
         Statistical risk: the returned anchor reaches the threshold (up to a tolerance of
         0.025) with probability at least ``1 - delta`` (a union bound over every rule the
-        search validates).
+        search validates, each on samples drawn after the search chose it).
     epsilon : float in (0, 1], default=0.15
         Tolerance of the KL-LUCB bandit when it picks the ``beam_size`` most precise
         candidates of a round.
@@ -1001,6 +1001,9 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     counts, precisions, lb, ub = estimate(store, result.order, beta)
     n = int(counts[-1])
     precision = float(precisions[-1]) if n else float("nan")
+    if result.validated is not None:
+        # an anchor's precision is its validation's, on samples drawn after it was chosen
+        n, precision, lb, ub = result.validated
     preds = [instance.predicates[p] for p in result.shown()]
     steps = []
     for k in range(1, len(result.order) + 1):
