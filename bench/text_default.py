@@ -688,7 +688,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--setup", action="store_true", help="pip-install vaderSentiment, fetch data")
     p.add_argument("--quick", action="store_true", help="20 documents a cell, writes nothing")
-    p.add_argument("--n-docs", type=int, default=None, help="documents a cell (default 50)")
+    p.add_argument("--n-docs", type=int, default=None, help="documents a cell (default 100)")
     p.add_argument("--budget", type=float, default=900.0, help="seconds per cell and sampler")
     p.add_argument("--cells", default=None, help="comma-separated indices into CELLS")
     p.add_argument("--vader-sdist", default=None, help=f"path of {VADER_SDIST}")
@@ -698,7 +698,7 @@ def main(argv=None):
         setup(args)
         return
     if args.n_docs is None:
-        args.n_docs = 20 if args.quick else 50
+        args.n_docs = 20 if args.quick else 100
     output = args.output or (None if args.quick else str(HERE / "results_text_default"))
     chosen = CELLS if args.cells is None else [CELLS[int(k)] for k in args.cells.split(",")]
     lexicon = vader_lexicon()
