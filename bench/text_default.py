@@ -544,6 +544,9 @@ def render(cells, decision, meta):
     )
     add(f"- **Default: `{SAMPLER_LABELS[w]}`.**")
     add("")
+    add("## Summary over the cells")
+    add("")
+    render_overall(cells, add)
     add("## Per cell")
     add("")
     head = (
@@ -633,6 +636,47 @@ def render(cells, decision, meta):
     return "\n".join(lines)
 
 
+def render_overall(cells, add):
+    """One line per sampler: the means over the cells of the per-cell figures."""
+    sentiment = [c for c in cells if c["info"]["corpus"] != "sms"]
+    vader = [c for c in cells if c["info"]["model"] == "vader"]
+    add(
+        "| sampler | length | empty | length, VADER | cover none | held-out prec | "
+        "held-out cov | leverage | class words, VADER | class words, TF-IDF (sentiment) | "
+        "fresh under UNK / delete / corpus | rows/expl | mean s |"
+    )
+    add("|---|" + "---|" * 12)
+
+    def avg(group, key, s, sub=None):
+        vals = [c["summary"][s][key] if sub is None else c["summary"][s][key][sub] for c in group]
+        return _mean(vals)
+
+    tfidf = [c for c in sentiment if c["info"]["model"] == "tfidf-lr"]
+    for s in SAMPLERS:
+        none = sum(c["summary"][s]["cover_none"] for c in cells)
+        nonempty = sum(c["summary"][s]["n_nonempty"] for c in cells)
+        empty = sum(c["summary"][s]["empty"] for c in cells)
+        n = sum(c["summary"][s]["n"] for c in cells)
+        cross = " / ".join(_fmt(avg(cells, "fresh_cross", s, t), ".3f") for t in SAMPLERS)
+        add(
+            f"| {SAMPLER_LABELS[s]} | {avg(cells, 'length', s):.2f} | {empty}/{n} | "
+            f"{avg(vader, 'length', s):.2f} | {none}/{nonempty} | "
+            f"{avg(cells, 'heldout_precision', s):.3f} | {avg(cells, 'heldout_coverage', s):.4f} | "
+            f"{avg(cells, 'leverage', s):.4f} | {_fmt(avg(vader, 'class_share', s), '.2f')} | "
+            f"{_fmt(avg(tfidf, 'class_share', s), '.2f')} | {cross} | "
+            f"{avg(cells, 'rows', s):.0f} | {avg(cells, 'seconds', s):.3f} |"
+        )
+    add("")
+    add(
+        "Means over the cells of the per-cell columns below (counts are summed): *length, "
+        "VADER* = over the three VADER cells; *cover none* = non-empty anchors covering no "
+        "held-out document, of all non-empty anchors; *class words* = share of anchor words "
+        "with a VADER valence of the anchor's class's sign, over the VADER cells and over the "
+        "sentiment corpora's TF-IDF cells."
+    )
+    add("")
+
+
 def _pairs():
     return [("unk", "corpus"), ("delete", "corpus"), ("unk", "delete")]
 
@@ -693,9 +737,16 @@ def main(argv=None):
     p.add_argument("--cells", default=None, help="comma-separated indices into CELLS")
     p.add_argument("--vader-sdist", default=None, help=f"path of {VADER_SDIST}")
     p.add_argument("--output", default=None, help="prefix (default bench/results_text_default)")
+    p.add_argument("--render", default=None, help="rewrite the .md of this .json, no run")
     args = p.parse_args(argv)
     if args.setup:
         setup(args)
+        return
+    if args.render:
+        saved = json.loads(Path(args.render).read_text())
+        report = render(saved["cells"], saved["decision"], saved["meta"])
+        Path(args.render).with_suffix(".md").write_text(report)
+        print(report)
         return
     if args.n_docs is None:
         args.n_docs = 20 if args.quick else 100
