@@ -319,7 +319,9 @@ def make_skanchors(data, model, beam_size, variant):
 
         sampler = UnkSampler()
     elif variant == "corpus":
-        sampler = None  # the default for documents: CorpusSampler
+        from skanchors.samplers import CorpusSampler
+
+        sampler = CorpusSampler()
     else:  # "mlm:<path>"
         from skanchors.samplers import MaskedLMSampler
 
@@ -872,7 +874,7 @@ def _md_main(main):
         "nlp=spacy.blank('en'), seed=0)`; anchor-exp `AnchorText(spacy.blank('en'), "
         "class_names, use_unk_distribution=True)`; skanchors `AnchorExplainer(predict_proba, "
         "sampler=UnkSampler(), beam_size=2, random_state=0).fit(train sentences)` and the "
-        "same with the default sampler (CorpusSampler: replaced words drawn from the training "
+        "same with `sampler=CorpusSampler()` (replaced words drawn from the training "
         "sentences' word counts). The peers get the wrapper's `predict` (labels from a list "
         "of str), skanchors its `predict_proba`. `np.random.seed(0)` before each peer "
         "explanation.",

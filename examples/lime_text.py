@@ -1,6 +1,6 @@
 """LIME on text: which words make a TF-IDF + logistic regression model call an SMS spam?
 
-For each message, 5000 perturbations (words replaced by other words of the corpus) are
+For each message, 5000 perturbations (words replaced by "UNK", the text default) are
 predicted by the model, weighted by their closeness to the message, and a sparse weighted
 linear model over "word kept / replaced" is fitted (Ribeiro, Singh and Guestrin, KDD 2016).
 

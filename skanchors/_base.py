@@ -89,7 +89,8 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         return tags
 
     def _make_sampler(self, X):
-        """The sampler for ``X``: the user's, else text or tabular by the data."""
+        """The sampler for ``X``: the user's, else the default for documents
+        (``samplers.text._default_sampler()``) or a table's."""
         params = self._tabular_params()
         defaults = TabularSampler().get_params()
         tabular_defaults = all(
@@ -110,9 +111,9 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
                     f"{names} apply to tabular data; X holds documents. Leave them at their "
                     "defaults or pass X as a table."
                 )
-            from .samplers.text import CorpusSampler
+            from .samplers.text import _default_sampler
 
-            return CorpusSampler()
+            return _default_sampler()
         return TabularSampler(**params)
 
     def _learn_classes(self, X):

@@ -113,7 +113,12 @@ class AnchorExplainer(BaseExplainer):
         forest 0.980 against 0.991), its valid anchors covering 1.07-1.53 times as many
         held-out rows each.
     sampler : sampler object or None, default=None
-        A custom perturbation distribution (see :class:`~skanchors.samplers.TabularSampler`
+        The perturbation distribution. ``None``: a
+        :class:`~skanchors.samplers.TabularSampler` built from these parameters for tables,
+        ``UnkSampler()`` for documents (words outside the rule become ``"UNK"``; the global
+        aggregators' default too). Pass :class:`~skanchors.samplers.CorpusSampler`,
+        :class:`~skanchors.samplers.MaskedLMSampler` or ``UnkSampler(token=None)`` to
+        perturb text otherwise, or your own (see :class:`~skanchors.samplers.TabularSampler`
         for the protocol). When given, ``discretizer``, ``categorical_features``,
         ``perturbation`` and ``bounds`` must stay at their defaults: the sampler carries its
         own.

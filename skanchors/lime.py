@@ -387,10 +387,11 @@ class LimeExplainer(BaseExplainer):
         replaces ``"auto"``: it names every categorical feature, the non-numeric ones too.
     sampler : sampler object or None, default=None
         The perturbation distribution: ``None`` picks
-        :class:`~skanchors.samplers.TabularSampler` for tables and
-        :class:`~skanchors.samplers.CorpusSampler` for documents; pass
-        :class:`~skanchors.samplers.UnkSampler` or
-        :class:`~skanchors.samplers.MaskedLMSampler` to replace words otherwise. With a
+        :class:`~skanchors.samplers.TabularSampler` for tables and ``UnkSampler()`` for
+        documents (a removed word becomes ``"UNK"``, as in the global aggregators and
+        :class:`~skanchors.AnchorExplainer`); pass ``UnkSampler(token=None)`` to delete
+        words, :class:`~skanchors.samplers.CorpusSampler` or
+        :class:`~skanchors.samplers.MaskedLMSampler` to replace them by other words. With a
         sampler, ``discretizer`` and ``categorical_features`` stay at their defaults.
     target_class : label or None, default=None
         Class whose probability is explained for every row (for example the positive class,

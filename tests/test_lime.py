@@ -344,10 +344,14 @@ def test_dataframe_with_categories_and_missing_values():
     np.testing.assert_array_equal(shuffled[0].weights, exps[0].weights)
 
 
-def test_text_default_sampler_and_transform():
-    explainer = LimeExplainer(word_score_model, n_samples=300, n_features=3, random_state=0)
+@pytest.mark.parametrize("sampler", [None, CorpusSampler()], ids=["default", "corpus"])
+def test_text_default_sampler_and_transform(sampler):
+    explainer = LimeExplainer(
+        word_score_model, n_samples=300, n_features=3, sampler=sampler, random_state=0
+    )
     explainer.fit(CORPUS)
-    assert isinstance(explainer.sampler_, CorpusSampler)
+    # the text default is UnkSampler(), as for anchors and the aggregators
+    assert type(explainer.sampler_) is (UnkSampler if sampler is None else CorpusSampler)
     docs = [TOY, "nice nice food"]
     Xt = explainer.transform(docs)
     assert sparse.issparse(Xt) and Xt.shape == (2, len(explainer.sampler_.vocabulary_))

@@ -109,10 +109,66 @@ def test_two_needed_words_are_both_in_the_anchor(sampler):
     ]
 
 
-def test_corpus_sampler_is_the_default_for_documents():
-    explainer = AnchorExplainer(WordModel("free"), random_state=0).fit(DOCS)
-    assert isinstance(explainer.sampler_, CorpusSampler)
+def test_one_text_default_for_the_explainers_and_the_aggregators():
+    # Issue 44: the explainer drew replacements from the corpus while the aggregators wrote
+    # UNK. sampler=None must give the same sampler everywhere: UnkSampler().
+    from skanchors import GlobalAnchorAggregator, GlobalLimeAggregator, LimeExplainer
+
+    fast = dict(k=2, min_count=1, batch_size=10, random_state=0)
+    fitted = [
+        AnchorExplainer(WordModel("free"), random_state=0).fit(DOCS),
+        LimeExplainer(WordModel("free"), n_samples=50, random_state=0).fit(DOCS),
+        GlobalAnchorAggregator(WordModel("free"), sample_size=20, **fast).fit(DOCS[:8]),
+        GlobalLimeAggregator(WordModel("free"), n_samples=50, **fast).fit(DOCS[:8]),
+    ]
+    for est in fitted:
+        assert type(est.sampler_) is UnkSampler, type(est).__name__
+        assert est.sampler_.get_params() == UnkSampler().get_params(), type(est).__name__
+    explainer = fitted[0]
     assert not hasattr(explainer, "n_features_in_")
+    anchor = explainer.explain([SPAM])[0]
+    docs = explainer.sample(anchor, 200, random_state=0)
+    # the other words are written UNK, never replaced by corpus words
+    assert all(set(d.split()) <= set(SPAM.split()) | {"UNK"} for d in docs)
+    assert sum("UNK" in d for d in docs) > 190
+
+
+class LexiconModel:
+    """Positive iff the text has more positive than negative words (a tiny VADER)."""
+
+    classes_ = np.array(["negative", "positive"])
+    POSITIVE = {"great", "good", "fine", "fun"}
+    NEGATIVE = {"bad", "awful", "dull", "boring"}
+
+    def predict_proba(self, X):
+        score = np.array(
+            [sum((w in self.POSITIVE) - (w in self.NEGATIVE) for w, _, _ in tokenize(d)) for d in X]
+        )
+        return np.column_stack([score <= 0, score > 0]).astype(float)
+
+
+def test_the_default_gives_a_lexicon_model_its_sentiment_word():
+    # The symptom of issue 44: corpus replacements drop sentiment words into the text, so an
+    # anchor of a lexicon model must keep (nearly) the whole sentence; UNK only masks words,
+    # so the one sentiment word holds the prediction.
+    reviews = [
+        "a bad and boring plot",
+        "an awful film with dull actors",
+        "good fun for the family",
+        "the cast is fine but the script is bad",
+        "a great story told well",
+    ] * 20
+    doc = "the story of the film is great to watch for the family"
+    default = AnchorExplainer(LexiconModel(), random_state=0).fit(reviews)
+    anchor = default.explain([doc])[0]
+    assert anchor.words == ["great"] and anchor.is_anchor
+    assert default.perturbation_precision(anchor, 1000, random_state=0) == 1.0
+    # it applies to the other documents with "great", where the model agrees
+    labels = LexiconModel.classes_[LexiconModel().predict_proba(reviews).argmax(1)]
+    assert anchor.check(reviews, labels) == (1.0, 0.2, 20)
+    corpus = AnchorExplainer(LexiconModel(), sampler=CorpusSampler(), random_state=0)
+    long = corpus.fit(reviews).explain([doc])[0]
+    assert "great" in long.words and len(long.words) >= len(doc.split()) // 2
 
 
 def test_repeated_perturbations_are_predicted_once():

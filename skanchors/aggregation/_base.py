@@ -243,11 +243,11 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     def _setup(self, docs):
         """Model, sampler, classes and an empty state; the subclass adds its own."""
-        from ..samplers.text import UnkSampler
+        from ..samplers.text import _default_sampler
 
         self._stops = self._stop_set()
         self.model_ = as_probability_model(self.estimator)
-        sampler = UnkSampler() if self.sampler is None else self.sampler
+        sampler = _default_sampler() if self.sampler is None else self.sampler
         if not hasattr(sampler, "vocabulary_"):
             sampler = clone(sampler).fit(docs)
         self.sampler_ = sampler

@@ -175,12 +175,13 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     delta : float in (0, 1), default=0.1
         Risk of each anchor test (``beta = log(1 / delta)``); larger is faster.
     sampler : text sampler or None, default=None
-        Perturbation distribution: :class:`~skanchors.samplers.UnkSampler` (default: words
-        become ``"UNK"``; needs no reference data, so ``partial_fit`` and ``fit`` perturb
-        alike), :class:`~skanchors.samplers.CorpusSampler` or
+        Perturbation distribution: :class:`~skanchors.samplers.UnkSampler` (default, as for
+        :class:`~skanchors.AnchorExplainer`: words become ``"UNK"``; needs no reference data,
+        so ``partial_fit`` and ``fit`` perturb alike),
+        :class:`~skanchors.samplers.CorpusSampler` or
         :class:`~skanchors.samplers.MaskedLMSampler` (the seed's, ``top_k=50``). An unfitted
-        sampler is fitted on the documents of the first ``fit`` / ``partial_fit``; a fitted one
-        is used as is.
+        sampler is fitted on the documents of the first ``fit`` / ``partial_fit``; a fitted
+        one is used as is.
     shared_pool : bool, default=True
         One perturbation pool per document serves all its tokens (see the module notes);
         ``False`` is the naive per-token test.

@@ -9,9 +9,10 @@ that occurs twice gives two predicates.
 ``keep_proba`` (default 1/2, Ribeiro et al. 2018); a word that is not kept is *replaced*, and the
 samplers differ only in what replaces it:
 
-- :class:`UnkSampler`: a fixed token (``"UNK"``), or nothing (deletion);
-- :class:`CorpusSampler`: a word drawn from the unigram distribution of the reference documents
-  (the default for text: no model weights needed);
+- :class:`UnkSampler`: a fixed token (``"UNK"``), or nothing (deletion); ``UnkSampler()`` is
+  what ``sampler=None`` gives for documents, in every explainer and aggregator
+  (``_default_sampler()``);
+- :class:`CorpusSampler`: a word drawn from the unigram distribution of the reference documents;
 - :class:`~skanchors.samplers.MaskedLMSampler`: a word proposed by a masked language model.
 
 Because the words are masked independently, the perturbations in which word ``i`` was kept are
@@ -443,9 +444,26 @@ class TextInstance:
         return hit
 
 
+def _default_sampler():
+    """The text sampler of ``sampler=None``: ``UnkSampler()``, for
+    :class:`~skanchors.AnchorExplainer`, :class:`~skanchors.LimeExplainer` and both global
+    aggregators alike.
+
+    An anchor found with it reads "the prediction holds while these words stay and the others
+    are masked at random": on sentiment and spam corpora its anchors are about one word, mostly
+    words that carry the class, and they apply to other documents, where
+    :class:`CorpusSampler`, which drops random corpus words into the text, needs several words
+    or much of the sentence to hold the prediction (see "Choosing the text sampler" in the user
+    guide).
+    """
+    return UnkSampler()
+
+
 # --------------------------------------------------------------------------- UNK / deletion
 class UnkSampler(_TextSampler):
     """Replace words by a fixed token, or delete them.
+
+    ``UnkSampler()`` is the default for documents (``sampler=None``).
 
     Parameters
     ----------
@@ -561,12 +579,16 @@ class UnkInstance(TextInstance):
 class CorpusSampler(_TextSampler):
     """Replace words by words drawn from the unigram distribution of the reference documents.
 
-    The default text sampler: it needs no model weights. ``fit`` counts the occurrences of each
-    word in the reference documents; a replaced word is drawn with probability proportional to
-    its count, among the words that occur in at least ``min_df`` documents, *excluding the
-    original word* (so a replaced word always changes the text, and ``holds`` is exactly "the
-    word at this position is the original one"). Words are compared case-sensitively, as the
-    predicates are.
+    Perturbations stay made of real words, so an anchor must hold the prediction whatever
+    other words of the corpus stand around it: its anchors are longer than
+    :class:`UnkSampler`'s (on short sentiment texts often half the words) and cover fewer
+    other documents.
+
+    ``fit`` counts the occurrences of each word in the reference documents; a replaced word is
+    drawn with probability proportional to its count, among the words that occur in at least
+    ``min_df`` documents, *excluding the original word* (so a replaced word always changes the
+    text, and ``holds`` is exactly "the word at this position is the original one"). Words are
+    compared case-sensitively, as the predicates are.
 
     Parameters
     ----------
