@@ -11,9 +11,12 @@ explain the same things and share the samplers:
 
 Algorithm 1 of the paper, as the LIME package implements it:
 
-1. draw perturbations ``z`` of ``x`` with the sampler (``instance.sample((), n, rng)``: its
-   ``holds`` matrix gives the binary vectors ``z'``, ``decode`` the model inputs), and add
-   ``x`` itself (``z' = 1``);
+1. draw perturbations ``z`` of ``x`` whose interpretable components are independent, as the
+   paper and the LIME package sample them: for tables, every column's value from a reference
+   row of its own (``skanchors.samplers.independent``; ``sampling="joint"``: whole reference
+   rows), for documents, every word kept or replaced on its own (the text sampler's
+   ``instance.sample((), n, rng)``); the ``holds`` matrix gives the binary vectors ``z'``,
+   ``decode`` the model inputs; then add ``x`` itself (``z' = 1``);
 2. predict them with the model in one call, keeping ``f(z)`` = the probability of the class;
 3. weight each sample by the exponential kernel ``pi_x(z) = exp(-D(x, z)^2 / width^2)``, with
    ``D`` the euclidean distance between ``z'`` and ``x'`` for tables and the cosine distance
@@ -61,6 +64,8 @@ from ._explanation import (
 )
 from .discretizers import format_value
 from .models import as_probability_model
+from .samplers.independent import sample_independent
+from .samplers.tabular import TabularSampler
 
 __all__ = ["LimeExplainer", "LimeExplanation"]
 
@@ -346,8 +351,9 @@ class LimeExplanation:
 class LimeExplainer(BaseExplainer):
     """Explain a classifier's predictions with LIME: sparse local linear surrogates.
 
-    For each explained instance, perturbations are drawn with the same samplers as the anchors
-    (reference rows for tables, word replacement for text), predicted by the model in one
+    For each explained instance, perturbations are drawn from the same samplers as the anchors,
+    each interpretable feature independently (for tables, every column's value from a reference
+    row of its own; for text, every word kept or replaced), predicted by the model in one
     call, weighted by their proximity to the instance, and a K-Lasso surrogate (``n_features``
     interpretable features chosen, then a weighted ridge on them) is fitted to the model's
     probability of the explained class (Ribeiro, Singh and Guestrin, KDD 2016).
@@ -378,6 +384,21 @@ class LimeExplainer(BaseExplainer):
         for tables (``d'`` = number of interpretable features, ``D`` = euclidean distance
         between binary vectors) and ``w = 25`` for text (``D`` = cosine distance times 100):
         the same weights as ``sigma = w * sqrt(2)``, which the explanation reports.
+    sampling : {"independent", "joint"}, default="independent"
+        How a table's perturbations are drawn. ``"independent"`` (LIME's): each column takes
+        the value of a reference row drawn for it alone, so a numeric column falls in a bin
+        with the reference frequency, at a value the data hold in that bin, a category comes
+        with its frequency, a missing value with the share of missing ones; columns are
+        independent of each other. A feature's weight is then the model's response to that
+        column alone: for an additive model ``f = c + sum_j f_j(x_j)`` it estimates
+        ``E[f_j | x_j in the instance's bin] - E[f_j | x_j outside it]`` whatever the data's
+        correlations. ``"joint"``: whole reference rows, as the data hold them (the
+        anchors' perturbations with no rule fixed); the weights then describe the model on
+        the data as they are, where correlated columns share or swap credit for each other's
+        effects (weight moves to a column correlated with the one the model uses). Use it
+        when the model must not be judged on combinations of values the data never show, for
+        example to audit a model that might behave differently on them (see Notes).
+        Documents: words are always kept or replaced independently; ``"joint"`` is refused.
     discretizer : {"quartile", "decile"} or transformer, default="quartile"
         Binning of numeric features (see :mod:`skanchors.discretizers`); the interpretable
         feature of a numeric column is "in the instance's bin".
@@ -392,7 +413,10 @@ class LimeExplainer(BaseExplainer):
         :class:`~skanchors.AnchorExplainer`); pass ``UnkSampler(token=None)`` to delete
         words, :class:`~skanchors.samplers.CorpusSampler` or
         :class:`~skanchors.samplers.MaskedLMSampler` to replace them by other words. With a
-        sampler, ``discretizer`` and ``categorical_features`` stay at their defaults.
+        sampler, ``discretizer`` and ``categorical_features`` stay at their defaults. A
+        table's custom sampler must be a :class:`~skanchors.samplers.TabularSampler` for
+        ``sampling="independent"``; with ``"joint"``, any sampler's own draws
+        (``instance.sample((), n_samples, rng)``) are used.
     target_class : label or None, default=None
         Class whose probability is explained for every row (for example the positive class,
         so that :meth:`transform` weights have one meaning across rows). ``None``: each row's
@@ -419,12 +443,21 @@ class LimeExplainer(BaseExplainer):
 
     Notes
     -----
-    Perturbations are ``instance.sample((), n_samples, rng)``: for tables, rows of the
-    reference data (as the LIME package, which samples the training distribution and lets the
-    kernel make the fit local); for text, each word kept with probability ``keep_proba`` of
-    the sampler (1/2), else replaced. A numeric column's interpretable feature is "in the
-    instance's quantile bin", so a column whose value is in a middle bin gets a weight that
-    mixes both directions (as in LIME); the outer bins are one-sided.
+    Perturbations sample the interpretable components independently (the paper's
+    ``sample_around``): for tables, each column from its reference marginal (the LIME
+    package samples each feature's bin from the training frequencies, then a value in it;
+    here the value is a reference value in that bin), and the kernel on the binary
+    representation makes the fit local; for text, each word kept with probability
+    ``keep_proba`` of the sampler (1/2), else replaced. A numeric column's interpretable
+    feature is "in the instance's quantile bin", so a column whose value is in a middle bin
+    gets a weight that mixes both directions (as in LIME); the outer bins are one-sided.
+
+    Independent columns put the model on combinations of values the data may never hold
+    (a husband who is a woman). A model can behave differently there, and one built to hide
+    a bias can detect them and show LIME an innocuous face (Slack et al., "Fooling LIME and
+    SHAP", AIES 2020); ``sampling="joint"`` predicts only reference rows, which such a model
+    cannot tell from its real inputs, at the price of weights that follow the data's
+    correlations rather than the model's use of each column.
 
     For text, the interpretable features are word *positions* (the anchors' predicates): a
     word that occurs twice has two weights, summed in :meth:`transform`.
@@ -459,6 +492,7 @@ class LimeExplainer(BaseExplainer):
             StrOptions({"auto", "lasso_path", "forward_selection", "highest_weights", "none"})
         ],
         "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
+        "sampling": [StrOptions({"independent", "joint"})],
         "discretizer": [StrOptions({"quartile", "decile"}), HasMethods(["fit", "transform"])],
         "categorical_features": [StrOptions({"auto"}), "array-like"],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
@@ -476,6 +510,7 @@ class LimeExplainer(BaseExplainer):
         n_features=10,
         feature_selection="auto",
         kernel_width=None,
+        sampling="independent",
         discretizer="quartile",
         categorical_features="auto",
         sampler=None,
@@ -489,6 +524,7 @@ class LimeExplainer(BaseExplainer):
         self.n_features = n_features
         self.feature_selection = feature_selection
         self.kernel_width = kernel_width
+        self.sampling = sampling
         self.discretizer = discretizer
         self.categorical_features = categorical_features
         self.sampler = sampler
@@ -518,6 +554,7 @@ class LimeExplainer(BaseExplainer):
         _check_reference_data(X)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
+        self._check_sampling()
         check_model_columns(self.estimator, self.sampler_, X)
         if hasattr(self.sampler_, "to_model_input"):  # (see AnchorExplainer.fit)
             self.model_.prepare(self.sampler_.to_model_input(X))
@@ -529,6 +566,21 @@ class LimeExplainer(BaseExplainer):
             if value is not None:
                 setattr(self, name, value)
         return self
+
+    def _check_sampling(self):
+        if _is_text_sampler(self.sampler_):
+            if self.sampling == "joint":
+                raise ValueError(
+                    "sampling='joint' draws whole reference rows of a table; X holds documents, "
+                    "whose words are always kept or replaced independently. Leave sampling at "
+                    "'independent'."
+                )
+        elif self.sampling == "independent" and not isinstance(self.sampler_, TabularSampler):
+            raise ValueError(
+                "sampling='independent' draws each column from the reference data of a "
+                f"TabularSampler; sampler={type(self.sampler_).__name__} is neither one nor a "
+                "text sampler. Pass sampling='joint' to use its own draws."
+            )
 
     # -------------------------------------------------------------------- explaining
     def _class_index(self, label, name):
@@ -571,6 +623,7 @@ class LimeExplainer(BaseExplainer):
         explanations : list of LimeExplanation
         """
         check_is_fitted(self, "sampler_")
+        self._check_sampling()  # (set_params may have changed it since fit)
         rows = self.sampler_.split(X)
         targets = self._targets(len(rows), y)
         base = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
@@ -581,6 +634,7 @@ class LimeExplainer(BaseExplainer):
             feature_selection=self.feature_selection,
             kernel_width=self.kernel_width,
             text=_is_text_sampler(self.sampler_),
+            independent=self.sampling == "independent" and not _is_text_sampler(self.sampler_),
         )
         n_jobs = self.n_jobs
         if n_jobs is None or n_jobs == 1 or len(rows) == 1:
@@ -813,7 +867,10 @@ def _explain_one(sampler, model, row, target, seed, params):
     instance = sampler.instance(row)
     rng = np.random.default_rng(seed)
     n = params["n_samples"]
-    keys, holds = instance.sample((), n, rng)
+    if params["independent"]:
+        keys, holds = sample_independent(instance, n, rng)
+    else:  # documents (words masked independently) or sampling="joint"
+        keys, holds = instance.sample((), n, rng)
     groups = _components(instance)
     m = len(groups)
     # z' of each perturbation: an interpretable feature is present when all its predicates hold.
