@@ -84,8 +84,8 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Numeric data; NaN is allowed.
         y : array-like of shape (n_samples,) or None
-            Ignored by the unsupervised discretizers; :class:`TreeDiscretizer` bins where it
-            changes.
+            Ignored by :class:`QuantileDiscretizer` and :class:`EdgesDiscretizer`;
+            :class:`TreeDiscretizer` bins where it changes.
 
         Returns
         -------
@@ -368,12 +368,16 @@ class EdgesDiscretizer(_BaseDiscretizer):
 class TreeDiscretizer(_BaseDiscretizer):
     """Bins where a target changes: the split points of a decision tree fitted on ``y``.
 
-    The explainers fit it on the reference data with ``y`` the *model's predictions* on it,
-    so that the bin edges sit where the model's prediction moves: narrow bins where it
-    changes fast (the hours around a commute peak), one wide bin where it is flat (every
-    hour of the night), and a single bin for a feature the model ignores. Only predictions
-    on reference rows are used, never the model's internals: any model can be explained
-    this way.
+    :class:`~skanchors.AnchorExplainer` fits it on the reference data with ``y`` the *model's
+    predictions* on it, so that the bin edges sit where the model's prediction moves: narrow
+    bins where it changes fast (the hours around a commute peak), one wide bin where it is
+    flat (every hour of the night), and a single bin for a feature the model ignores. Only
+    predictions on reference rows are used, never the model's internals: any model can be
+    explained this way.
+
+    Only the numeric features are binned (and seen by the tree); what categorical features
+    contribute to ``y`` stays in the nodes' spread, so the tree then cuts the numeric ones
+    until ``max_leaf_nodes`` or ``min_samples_leaf`` stops it.
 
     One tree is grown on all the (numeric) features together, so that a feature that
     matters only together with another (the hour, on working days) is cut too; a node is
@@ -462,7 +466,7 @@ class TreeDiscretizer(_BaseDiscretizer):
         if y is None:
             raise ValueError(
                 "TreeDiscretizer requires y to be passed, but the target y is None: it bins "
-                "where y changes; pass the model's predictions on X (the explainers do)."
+                "where y changes; pass the model's predictions on X (AnchorExplainer does)."
             )
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != len(X):
