@@ -21,10 +21,17 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["QuantileDiscretizer", "EdgesDiscretizer", "make_discretizer", "format_value"]
+__all__ = [
+    "QuantileDiscretizer",
+    "EdgesDiscretizer",
+    "TreeDiscretizer",
+    "bin_spread",
+    "make_discretizer",
+    "format_value",
+]
 
 
 def format_value(value, digits=15):
@@ -65,7 +72,7 @@ def format_value(value, digits=15):
 class _BaseDiscretizer(TransformerMixin, BaseEstimator):
     """Shared transform/naming logic; subclasses implement ``_compute_edges``."""
 
-    def _compute_edges(self, X):  # pragma: no cover - abstract
+    def _compute_edges(self, X, y):  # pragma: no cover - abstract
         raise NotImplementedError
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -76,8 +83,9 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Numeric data; NaN is allowed.
-        y : None
-            Ignored.
+        y : array-like of shape (n_samples,) or None
+            Ignored by :class:`QuantileDiscretizer` and :class:`EdgesDiscretizer`;
+            :class:`TreeDiscretizer` bins where it changes.
 
         Returns
         -------
@@ -109,7 +117,7 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
                 f"Cannot discretize feature(s) {list(names)}: every value is NaN. "
                 "Drop the column or impute it before explaining."
             )
-        edges = self._compute_edges(X)
+        edges = self._compute_edges(X, y)
         self.bin_edges_ = [np.unique(np.asarray(e, dtype=float)) for e in edges]
         constant = [
             name for name, col in zip(self._names(), X.T) if np.nanmin(col) == np.nanmax(col)
@@ -264,7 +272,7 @@ class QuantileDiscretizer(_BaseDiscretizer):
     def __init__(self, *, percentiles=(25, 50, 75)):
         self.percentiles = percentiles
 
-    def _compute_edges(self, X):
+    def _compute_edges(self, X, y):
         q = np.asarray(self.percentiles, dtype=float).ravel()
         if q.size == 0 or np.any((q <= 0) | (q >= 100)) or np.any(np.isnan(q)):
             raise ValueError(
@@ -314,7 +322,7 @@ class EdgesDiscretizer(_BaseDiscretizer):
         self.edges = edges
         self.default = default
 
-    def _compute_edges(self, X):
+    def _compute_edges(self, X, y):
         names = list(self._names())
         given = {}
         if isinstance(self.edges, list):
@@ -355,6 +363,190 @@ class EdgesDiscretizer(_BaseDiscretizer):
             else:
                 out.append(np.empty(0))
         return out
+
+
+class TreeDiscretizer(_BaseDiscretizer):
+    """Bins where a target changes: the split points of a decision tree fitted on ``y``.
+
+    :class:`~skanchors.AnchorExplainer` fits it on the reference data with ``y`` the *model's
+    predictions* on it, so that the bin edges sit where the model's prediction moves: narrow
+    bins where it changes fast (the hours around a commute peak), one wide bin where it is
+    flat (every hour of the night), and a single bin for a feature the model ignores. Only
+    predictions on reference rows are used, never the model's internals: any model can be
+    explained this way.
+
+    Only the numeric features are binned (and seen by the tree); what categorical features
+    contribute to ``y`` stays in the nodes' spread, so the tree then cuts the numeric ones
+    until ``max_leaf_nodes`` or ``min_samples_leaf`` stops it.
+
+    One tree is grown on all the (numeric) features together, so that a feature that
+    matters only together with another (the hour, on working days) is cut too; a node is
+    split only while ``y`` still varies in it by more than the tree is asked to resolve
+    (``max_std``, or ``min_share`` for classes). Each feature's edges are the thresholds of
+    the splits on it, wherever they are in the tree, each moved as
+    :class:`QuantileDiscretizer` moves its edges (to the shortest number that splits the
+    data alike).
+
+    Parameters
+    ----------
+    target : {"auto", "continuous", "classes"}, default="auto"
+        What ``y`` holds. ``"continuous"``: numbers (a regressor's predictions), split by
+        variance; ``"classes"``: labels (a classifier's predicted classes), split by Gini
+        impurity. ``"auto"``: continuous for floating-point ``y``, classes otherwise.
+    max_std : float >= 0 or None, default=None
+        Continuous ``y`` only: a node is split while the standard deviation of ``y`` in it is
+        above ``max_std`` (in ``y``'s units). :class:`~skanchors.AnchorExplainer` passes
+        ``bin_spread(tolerance_, threshold)``: bins in which two predictions (the explained
+        row's and a perturbation's) are within the band of each other with probability
+        ``threshold``, were they independent and normal. ``None`` means the same for the
+        explainer's defaults, ``bin_spread(0.25 * std(y), 0.95)``, about 0.09 standard
+        deviations of ``y``.
+    min_share : float in (0, 1], default=0.95
+        Classes only: a node is split while its most frequent class holds less than this
+        share of its rows.
+    min_samples_leaf : int >= 1 or float in (0, 0.5), default=5
+        The fewest reference rows on each side of a split (a float is a share of the rows),
+        so that no bin is narrower than the data can support.
+    max_leaf_nodes : int >= 2, default=256
+        Bounds the size of the tree (and the time to grow it); the tree grows best split
+        first, so a bound that stops it keeps the splits that explain the most of ``y``.
+
+    Attributes
+    ----------
+    bin_edges_ : list of ndarray
+        Inner edges of each feature; empty for a feature the tree never splits on.
+    n_bins_ : ndarray of int
+    tree_ : sklearn.tree.DecisionTreeRegressor or DecisionTreeClassifier
+        The fitted tree (all its splits, including those below the stopping point).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when X has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skanchors.discretizers import TreeDiscretizer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 10, size=(1000, 2))
+    >>> y = np.where(X[:, 0] > 7, 5.0, 0.0)  # a step at x0 = 7; x1 is ignored
+    >>> d = TreeDiscretizer().fit(X, y)
+    >>> d.bin_names(0), d.bin_names(1)
+    (['x0 <= 7.0', 'x0 > 7.0'], ['x1 (any value)'])
+    """
+
+    _parameter_constraints: dict = {
+        "target": [StrOptions({"auto", "continuous", "classes"})],
+        "max_std": [Interval(Real, 0, None, closed="left"), None],
+        "min_share": [Interval(Real, 0, 1, closed="right")],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 0.5, closed="neither"),
+        ],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        target="auto",
+        max_std=None,
+        min_share=0.95,
+        min_samples_leaf=5,
+        max_leaf_nodes=256,
+    ):
+        self.target = target
+        self.max_std = max_std
+        self.min_share = min_share
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+
+    def _compute_edges(self, X, y):
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+        if y is None:
+            raise ValueError(
+                "TreeDiscretizer requires y to be passed, but the target y is None: it bins "
+                "where y changes; pass the model's predictions on X (AnchorExplainer does)."
+            )
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(X):
+            raise ValueError(f"y must hold one value per row of X ({len(X)}), got shape {y.shape}.")
+        classes = self.target == "classes" or (self.target == "auto" and y.dtype.kind not in "fc")
+        if classes:
+            y = y.astype(str) if y.dtype.kind == "O" else y
+            if pd.isna(y).any():
+                raise ValueError("y must not hold missing values.")
+            tree = DecisionTreeClassifier
+        else:
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "y must hold numbers for target='continuous' (the model's predictions); "
+                    "use target='classes' for labels."
+                ) from None
+            if not np.isfinite(y).all():
+                raise ValueError("y must hold finite numbers for target='continuous'.")
+            tree = DecisionTreeRegressor
+        # (random_state only breaks ties between equally good splits, for repeatable edges)
+        self.tree_ = tree(
+            min_samples_leaf=self.min_samples_leaf,
+            max_leaf_nodes=self.max_leaf_nodes,
+            random_state=0,
+        ).fit(X, y)
+        t = self.tree_.tree_
+        if classes:
+            counts = t.value[:, 0, :]
+            done = counts.max(axis=1) >= self.min_share * counts.sum(axis=1)
+        else:
+            if self.max_std is None:
+                std = bin_spread(0.25 * float(np.std(y)), 0.95)
+            else:
+                std = float(self.max_std)
+            done = t.impurity <= std**2  # (impurity: the variance of y in the node)
+        cuts = [set() for _ in range(X.shape[1])]
+        stack = [0]
+        while stack:
+            node = stack.pop()
+            left, right = t.children_left[node], t.children_right[node]
+            if left == -1 or done[node]:
+                continue
+            cuts[t.feature[node]].add(float(t.threshold[node]))
+            stack += [left, right]
+        return [_moved(col, sorted(c)) for col, c in zip(X.T, cuts)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+def bin_spread(tolerance, threshold):
+    """The largest standard deviation of the predictions in a bin for which two of them are
+    within ``tolerance`` of each other with probability ``threshold``, were they independent
+    and normal (their difference has ``sqrt(2)`` times their standard deviation).
+
+    :class:`~skanchors.AnchorExplainer` bins a regressor's features with
+    ``TreeDiscretizer(max_std=bin_spread(tolerance_, threshold))``: the explained row's
+    prediction and a perturbation's are two such predictions.
+
+    >>> from skanchors.discretizers import bin_spread
+    >>> round(bin_spread(1.0, 0.95), 4)  # 1 / (sqrt(2) * 1.96)
+    0.3608
+    """
+    from scipy.stats import norm
+
+    return float(tolerance) / (2**0.5 * float(norm.ppf((1 + float(threshold)) / 2)))
+
+
+def _moved(col, thresholds):
+    """Thresholds of a tree (``x <= t`` goes left) as the shortest numbers that split the
+    column's values alike."""
+    values = np.unique(col[~np.isnan(col)])
+    at = np.searchsorted(values, thresholds, side="right")  # values[:at] <= threshold
+    return np.array(
+        [_shortest_between(values[i - 1], values[i]) for i in at.tolist() if 0 < i < len(values)]
+    )
 
 
 def _percentile_edges(X, q):
@@ -400,6 +592,7 @@ _NAMED = {
     "quartile": (25, 50, 75),
     "decile": tuple(range(10, 100, 10)),
 }
+_NAMES = [*_NAMED, "tree"]
 
 
 def make_discretizer(discretizer):
@@ -407,14 +600,16 @@ def make_discretizer(discretizer):
     from sklearn.base import clone
 
     if isinstance(discretizer, str):
+        if discretizer == "tree":
+            return TreeDiscretizer()
         if discretizer not in _NAMED:
             raise ValueError(
-                f"discretizer must be one of {sorted(_NAMED)} or a transformer with "
+                f"discretizer must be one of {_NAMES} or a transformer with "
                 f"fit/transform and bin_edges_, got {discretizer!r}."
             )
         return QuantileDiscretizer(percentiles=_NAMED[discretizer])
     if hasattr(discretizer, "fit") and hasattr(discretizer, "transform"):
         return clone(discretizer)
     raise ValueError(
-        f"discretizer must be 'quartile', 'decile' or a transformer, got {discretizer!r}."
+        f"discretizer must be 'quartile', 'decile', 'tree' or a transformer, got {discretizer!r}."
     )

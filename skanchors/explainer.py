@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import _fit_context, clone, is_regressor
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -30,6 +30,7 @@ from ._batching import _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
 from ._search import _arm_kernel, beam_search, estimate
+from .discretizers import EdgesDiscretizer, TreeDiscretizer, bin_spread
 from .models import RegressionModel, as_probability_model, split_thresholds
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
@@ -75,9 +76,21 @@ class AnchorExplainer(BaseExplainer):
         a row near the decision boundary may otherwise grow a rule of a hundred conditions.
     batch_size : int >= 1, default=100
         Perturbations drawn per candidate and bandit step.
-    discretizer : {"quartile", "decile"} or transformer, default="quartile"
+    discretizer : {"auto", "quartile", "decile", "tree"} or transformer, default="auto"
         Binning of numeric features into bins whose edges make the predicates (see
-        ``bounds``); see :mod:`skanchors.discretizers`.
+        ``bounds``); see :mod:`skanchors.discretizers`. ``"quartile"`` and ``"decile"``:
+        percentiles of the reference data. ``"tree"``: where the model's prediction changes
+        (:class:`~skanchors.discretizers.TreeDiscretizer`, fitted on the model's predictions
+        on the reference rows; only predictions, never the model's internals). For a
+        regressor its bins are narrow enough for the band: the predictions in a bin spread
+        by at most ``bin_spread(tolerance_, threshold)`` (a third of ``tolerance_`` at the
+        defaults), so each hour of a commute peak gets a bin of its own and the night hours
+        share one; quartiles put 8 h and 11 h in one bin, and few rows of such a model get
+        an anchor. For a classifier, bins in which one class holds ``threshold`` of the
+        rows: more rows get an anchor than with quartiles, and narrower ones. ``"auto"``:
+        ``"tree"`` for a regressor on a table, ``"quartile"`` otherwise. A
+        ``TreeDiscretizer`` given as such is fitted on the model's predictions (the class
+        indices for a classifier) with its own settings.
     categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
         Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
         (in an object array, the columns whose values are not all numbers). A list or mask
@@ -231,7 +244,10 @@ class AnchorExplainer(BaseExplainer):
         "beam_size": [Interval(Integral, 1, None, closed="left")],
         "max_anchor_size": [Interval(Integral, 1, None, closed="left"), None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "discretizer": [StrOptions({"quartile", "decile"}), HasMethods(["fit", "transform"])],
+        "discretizer": [
+            StrOptions({"auto", "quartile", "decile", "tree"}),
+            HasMethods(["fit", "transform"]),
+        ],
         "categorical_features": [StrOptions({"auto"}), "array-like"],
         "perturbation": [StrOptions({"replace", "reference"})],
         "bounds": [StrOptions({"bin", "interval", "all"})],
@@ -260,7 +276,7 @@ class AnchorExplainer(BaseExplainer):
         beam_size=2,
         max_anchor_size=None,
         batch_size=100,
-        discretizer="quartile",
+        discretizer="auto",
         categorical_features="auto",
         perturbation="replace",
         bounds="interval",
@@ -346,35 +362,52 @@ class AnchorExplainer(BaseExplainer):
             else as_probability_model(estimator, labels_only=True)
         )
         sampler = self._make_sampler(X)
-        weights = None
-        if self.balance:
-            probe = clone(sampler).fit(X)
+        # (a discretizer named here, for the explainer's own sampler: "auto" or "tree" are
+        # then set up below for the model at hand)
+        named = isinstance(self.discretizer, str) and self.sampler is None
+        tabular = "discretizer" in sampler.get_params()
+        if named and tabular and regression and self.discretizer == "auto":
+            sampler.set_params(discretizer="tree")  # bins where the prediction moves
+        supervised = _needs_predictions(sampler)
+        weights = predicted = None
+        if self.balance or supervised:
+            # The model's predictions on the reference rows, before the sampler is fitted: a
+            # sampler without bins (cheap to fit) turns X into the model's input.
+            probe = clone(sampler)
+            if "discretizer" in probe.get_params():
+                probe.set_params(discretizer=EdgesDiscretizer(edges={}, default="none"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (the real fit below warns, once)
+                probe.fit(X)
             check_model_columns(estimator, probe, X)
-            pred = self.model_.predict_index(probe.to_model_input(X))
-            counts = np.bincount(pred)
-            weights = 1.0 / counts[pred]
-        self.sampler_ = sampler.fit(X, sample_weight=weights)
+            model_input = probe.to_model_input(X)
+            predict = self.model_.predict if regression else self.model_.predict_index
+            predicted = np.asarray(predict(model_input))
+        if self.balance:
+            counts = np.bincount(predicted)
+            weights = 1.0 / counts[predicted]
+        if regression and predicted is not None:
+            self._set_band(predicted)
+        if supervised and named:
+            # the bins resolve what the search must tell apart: the band, or the classes
+            if regression:
+                tree = TreeDiscretizer(
+                    target="continuous", max_std=bin_spread(self.tolerance_, self.threshold)
+                )
+            else:
+                tree = TreeDiscretizer(target="classes", min_share=self.threshold)
+            sampler.set_params(discretizer=tree)
+        # (y only for a discretizer that takes it: a sampler of the user's may not)
+        fit_params = {"y": predicted} if supervised else {}
+        self.sampler_ = sampler.fit(X, sample_weight=weights, **fit_params)
         check_model_columns(estimator, self.sampler_, X)
         if hasattr(self.sampler_, "to_model_input"):
             # Perturbations are made of the reference data's values: a model that can learn
             # its outputs on them in advance (a Pipeline's ColumnTransformer) does so now.
             self.model_.prepare(self.sampler_.to_model_input(X))
         if regression:
-            predicted = self.model_.predict(self.sampler_.to_model_input(X))
-            spread = float(np.std(predicted))
-            # (rounding leaves a spread of about 1e-17 around a constant mean's value)
-            if spread <= 1e-12 * max(float(np.abs(predicted).max()), 1.0):
-                spread = 0.0
-            if self.tolerance_unit == "absolute":
-                self.tolerance_ = float(self.tolerance)
-            else:
-                if spread == 0.0:
-                    raise ValueError(
-                        "The model predicts the same value on every reference row, so a "
-                        "tolerance in standard deviations is 0; use tolerance_unit='absolute'."
-                    )
-                self.tolerance_ = float(self.tolerance) * spread
-            self._spread = spread
+            if predicted is None:
+                self._set_band(self.model_.predict(self.sampler_.to_model_input(X)))
             if hasattr(self, "classes_"):
                 del self.classes_
         else:
@@ -393,6 +426,25 @@ class AnchorExplainer(BaseExplainer):
         if getattr(self.sampler_, "feature_names_in_", None) is not None:
             self.feature_names_in_ = self.sampler_.feature_names_in_
         return self
+
+    def _set_band(self, predicted):
+        """``tolerance_`` (and the spread it is counted in) from the model's predictions on
+        the reference rows."""
+        predicted = np.asarray(predicted, dtype=float)
+        spread = float(np.std(predicted))
+        # (rounding leaves a spread of about 1e-17 around a constant mean's value)
+        if spread <= 1e-12 * max(float(np.abs(predicted).max()), 1.0):
+            spread = 0.0
+        if self.tolerance_unit == "absolute":
+            self.tolerance_ = float(self.tolerance)
+        else:
+            if spread == 0.0:
+                raise ValueError(
+                    "The model predicts the same value on every reference row, so a "
+                    "tolerance in standard deviations is 0; use tolerance_unit='absolute'."
+                )
+            self.tolerance_ = float(self.tolerance) * spread
+        self._spread = spread
 
     def _hash_by_splits(self):
         """A tree ensemble given its input as the sampler makes it: rows it cannot tell apart
@@ -414,11 +466,14 @@ class AnchorExplainer(BaseExplainer):
     def _tabular_params(self):
         # (LIME draws unconditioned rows, which both perturbations draw alike, and its
         # interpretable features are the rows' bins: only anchors have these parameters.)
-        return {
+        params = {
             **super()._tabular_params(),
             "perturbation": self.perturbation,
             "bounds": self.bounds,
         }
+        if isinstance(self.discretizer, str) and self.discretizer == "auto":
+            params["discretizer"] = "quartile"  # the sampler's default (fit: "tree" to regress)
+        return params
 
     # ----------------------------------------------------------------- explaining
     def _task(self):
@@ -909,6 +964,21 @@ class _Regression:
 
     def agrees(self, outcomes, prediction):
         return np.abs(outcomes - prediction) <= self.tolerance
+
+
+def _needs_predictions(sampler):
+    """Whether the sampler's discretizer bins where the model's predictions change (and so
+    must be fitted with them): ``"tree"``, or a transformer whose tags require a target."""
+    params = sampler.get_params() if hasattr(sampler, "get_params") else {}
+    discretizer = params.get("discretizer")
+    if isinstance(discretizer, str):
+        return discretizer == "tree"
+    if discretizer is None or not hasattr(discretizer, "fit"):
+        return False
+    try:
+        return bool(get_tags(discretizer).target_tags.required)
+    except (AttributeError, TypeError):  # not a scikit-learn estimator: it gets no target
+        return False
 
 
 def _is_regressor(estimator):

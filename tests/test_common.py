@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skanchors import AnchorExplainer
-from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer
+from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer, TreeDiscretizer
 
 
 class FirstFeatureModel:
@@ -32,6 +32,7 @@ class FirstFeatureModel:
         QuantileDiscretizer(),
         QuantileDiscretizer(percentiles=[10, 90]),
         EdgesDiscretizer(edges={}, default="quartile"),
+        TreeDiscretizer(),
         AnchorExplainer(
             FirstFeatureModel(), beam_size=1, max_anchor_size=2, batch_size=10, random_state=0
         ),

@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 from sklearn.utils import Bunch
 
-from skanchors.datasets import load_adult, load_movie_reviews, load_sms_spam, load_titanic
+from skanchors.datasets import (
+    load_adult,
+    load_movie_reviews,
+    load_sms_spam,
+    load_titanic,
+    make_bike_sharing,
+)
 from skanchors.datasets._base import _open_data
 
 TABULAR_LOADERS = [load_titanic, load_adult]
@@ -275,3 +281,62 @@ def test_arguments_are_keyword_only(loader):
 def test_numpy_bool_is_accepted(loader):
     X, y = loader(return_X_y=np.True_, as_frame=np.False_)
     assert isinstance(X, np.ndarray) and isinstance(y, np.ndarray)
+
+
+def test_bike_sharing_has_the_real_data_structure():
+    bunch = make_bike_sharing(random_state=0)
+    X, y = bunch.data, bunch.target
+    assert X.shape == (17379, 7) and y.name == "count"
+    assert bunch.feature_names == list(X.columns)
+    assert list(X.columns) == [
+        "season", "hour", "workingday", "weather", "temp", "humidity", "windspeed"
+    ]  # fmt: skip
+    assert X.dtypes.astype(str).tolist() == ["int64"] * 4 + ["float64", "int64", "int64"]
+    assert bunch.frame.shape == (17379, 8) and "bike_sharing_dataset" in bunch.DESCR
+    assert set(X.season) == {1, 2, 3, 4} and set(X.hour) == set(range(24))
+    assert set(X.workingday) == {0, 1} and set(X.weather) <= {1, 2, 3, 4}
+    assert X.temp.between(-8, 39).all() and X.humidity.between(10, 100).all()
+    assert X.windspeed.between(0, 57).all()
+    assert (y >= 0).all() and (y == np.round(y)).all()
+    # the real data's overall level and spread (mean 189, standard deviation 181)
+    assert 170 < y.mean() < 210 and 160 < y.std() < 210
+    assert X.workingday.mean() == pytest.approx(0.683, abs=0.01)
+    by_hour = y.groupby([X.workingday, X.hour]).mean()
+    working, off = by_hour[1], by_hour[0]
+    # commute peaks at 8 h and 17-18 h on working days, well above their midday
+    assert working.idxmax() in (17, 18) and working[8] > 2 * working[11:16].mean()
+    assert working[8] > working[7] and working[8] > working[9]
+    # days off: a broad midday hump and no morning peak
+    assert off.idxmax() in range(11, 16) and off[8] < off[12] / 2
+    assert max(working[2:5].max(), off[3:6].max()) < 25  # nights are quiet
+    # more rentals when warm, fewer in rain; wind and humidity weigh a little
+    assert np.corrcoef(X.temp, y)[0, 1] > 0.2 and np.corrcoef(X.humidity, y)[0, 1] < 0
+    by_weather = y.groupby(X.weather).mean()
+    assert by_weather[1] > by_weather[2] > 2 * by_weather[3]
+    assert y.groupby(X.season).mean().idxmin() == 1  # winter
+
+
+def test_bike_sharing_draws_are_seeded():
+    X, y = make_bike_sharing(300, random_state=1, return_X_y=True)
+    X2, y2 = make_bike_sharing(300, random_state=1, return_X_y=True)
+    assert_same_frame(X, X2)
+    assert y.equals(y2)
+    assert not make_bike_sharing(300, random_state=2, return_X_y=True)[1].equals(y)
+    A, b = make_bike_sharing(300, random_state=1, return_X_y=True, as_frame=False)
+    assert A.dtype == np.float64 and A.shape == (300, 7)
+    np.testing.assert_array_equal(A, X.to_numpy(dtype=float))
+    np.testing.assert_array_equal(b, y.to_numpy())
+    assert make_bike_sharing(5, random_state=0, as_frame=False).frame is None
+
+
+@pytest.mark.parametrize("n_samples", [0, -3, 2.5, "10", True, None])
+def test_bike_sharing_needs_a_positive_number_of_samples(n_samples):
+    with pytest.raises(ValueError, match="n_samples must be a positive integer"):
+        make_bike_sharing(n_samples)
+
+
+def test_bike_sharing_flags_must_be_bool():
+    with pytest.raises(TypeError, match="'return_X_y' must be a bool"):
+        make_bike_sharing(10, return_X_y=1)
+    with pytest.raises(TypeError, match="'as_frame' must be a bool"):
+        make_bike_sharing(10, as_frame="no")

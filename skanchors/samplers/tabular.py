@@ -87,8 +87,10 @@ class TabularSampler(BaseEstimator):
 
     Parameters
     ----------
-    discretizer : {"quartile", "decile"} or transformer, default="quartile"
+    discretizer : {"quartile", "decile", "tree"} or transformer, default="quartile"
         Bins numeric features; the bins' edges make the predicates (see ``bounds``).
+        ``"tree"`` bins where the model's prediction changes and needs the predictions as
+        ``y`` in :meth:`fit` (:class:`~skanchors.discretizers.TreeDiscretizer`).
         A transformer must have ``fit``, ``transform`` (each value's bin index) and
         ``bin_edges_`` (see :mod:`skanchors.discretizers`);
         :class:`~sklearn.preprocessing.KBinsDiscretizer` with ``encode="ordinal"`` is one. The
@@ -170,8 +172,10 @@ class TabularSampler(BaseEstimator):
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
             Raw reference data (the data the model is used on); NaN allowed.
-        y : None
-            Ignored.
+        y : array-like of shape (n_samples,) or None, default=None
+            Passed to the discretizer's ``fit``: the model's predictions on ``X``, which
+            :class:`~skanchors.discretizers.TreeDiscretizer` (``discretizer="tree"``) needs and
+            the other discretizers ignore.
         sample_weight : array-like of shape (n_samples,), default=None
             Sampling weight of each reference row (used to class-balance the reference data).
 
@@ -249,7 +253,7 @@ class TabularSampler(BaseEstimator):
                     self.discretizer_, dict(zip(num.columns, names)), list(frame.columns)
                 )
                 num.columns = names
-            self.bin_edges_ = _fitted_edges(self.discretizer_, num)
+            self.bin_edges_ = _fitted_edges(self.discretizer_, num, y)
             bins = np.column_stack(
                 [np.searchsorted(e, c, side="left") for e, c in zip(self.bin_edges_, num.T.values)]
             )
@@ -1602,7 +1606,7 @@ def _renamed_edges(discretizer, renamed, columns):
     return discretizer.set_params(edges=edges)
 
 
-def _fitted_edges(discretizer, num):
+def _fitted_edges(discretizer, num, y=None):
     """The inner bin edges of a discretizer fitted to ``num`` (DataFrame of numeric
     features), as the predicates read them: bin ``b`` is ``edges[b - 1] < x <= edges[b]``.
 
@@ -1615,7 +1619,8 @@ def _fitted_edges(discretizer, num):
     the largest value below it and itself (an edge with no value below it is dropped).
     Anything else is refused: the rules would not say which bins the search sampled.
     """
-    fitted = discretizer.fit(num)
+    # (y only when there is one: a transformer of the user's may not take it)
+    fitted = discretizer.fit(num) if y is None else discretizer.fit(num, y)
     if isinstance(fitted, _BaseDiscretizer):
         return [np.asarray(e, dtype=float) for e in fitted.bin_edges_]
     name = type(discretizer).__name__
