@@ -624,6 +624,8 @@ class ReferenceStore(_Predictions):
         return self._class[self._positions()]
 
     def arms(self, candidates, parents=None, fresh=False):
+        """The bandit's arms for ``candidates``; with ``fresh``, arms that count only the
+        rows not drawn yet (the validation of chosen rules)."""
         return (FreshReferenceArms if fresh else ReferenceArms)(self, candidates)
 
     def rows(self, anchor):
@@ -739,28 +741,36 @@ class ReferenceArms:
         self._refresh()
 
 
-class FreshReferenceArms(ReferenceArms):
-    """:class:`ReferenceArms` that count only the rows drawn from now on.
+class FreshReferenceArms:
+    """The arms of rules to validate on a :class:`ReferenceStore`: each counts only its rows
+    that were not drawn yet when the arms were made.
 
-    They validate rules chosen on the rows drawn so far: those rows are the best looking of
-    many, and a rule's precision is then estimated on the rows it covers that the choice did
-    not see (a uniform draw, without replacement, from them; the KL bounds of draws with
-    replacement hold for it too).
+    The rules were chosen on the rows drawn so far, for them or for other rules; a rule's rows
+    not drawn by then are a uniform random subset of its rows whose predictions the choice did
+    not see, and they are drawn in their random order. ``n_available`` is how many there are.
     """
 
     def __init__(self, store, candidates):
-        self._seen = None
-        super().__init__(store, candidates)
-        self._seen = (self.n_samples.copy(), self.n_positives.copy())
-        self.n_available -= self._seen[0]  # what the validation may still draw
-        self.n_samples[:] = 0
-        self.n_positives[:] = 0
+        self.store = store
+        self.candidates = [tuple(sorted(c)) for c in candidates]
+        undrawn = ~store._drawn
+        self._rows = [rows[undrawn[rows]] for rows in map(store.rows, self.candidates)]
+        self.n_available = np.array([len(r) for r in self._rows], dtype=float)
+        self.n_samples = np.zeros(len(self.candidates))
+        self.n_positives = np.zeros(len(self.candidates))
 
     def _refresh(self):
-        super()._refresh()
-        if self._seen is not None:
-            self.n_samples -= self._seen[0]
-            self.n_positives -= self._seen[1]
+        drawn, right = self.store._drawn, self.store._class == self.store.target
+        for i, rows in enumerate(self._rows):
+            # the rows are drawn in order: count up to the first one not drawn
+            k = int(np.argmin(drawn[rows])) if not drawn[rows].all() else len(rows)
+            self.n_samples[i] = k
+            self.n_positives[i] = np.count_nonzero(right[rows[:k]])
+
+    def pull(self, indices, n):
+        """Draw ``n`` more rows of each arm in ``indices`` (one model call)."""
+        self.store.draw([(self.candidates[i], int(n)) for i in indices])
+        self._refresh()
 
 
 _ARM_KERNEL = None  # the compiled stratum counts and bounds; False: numba missing or disabled
