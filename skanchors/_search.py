@@ -760,12 +760,13 @@ class FreshReferenceArms:
         self.n_positives = np.zeros(len(self.candidates))
 
     def _refresh(self):
-        drawn, right = self.store._drawn, self.store._class == self.store.target
+        store = self.store
         for i, rows in enumerate(self._rows):
             # the rows are drawn in order: count up to the first one not drawn
-            k = int(np.argmin(drawn[rows])) if not drawn[rows].all() else len(rows)
+            drawn = store._drawn[rows]
+            k = len(rows) if drawn.all() else int(np.argmin(drawn))
             self.n_samples[i] = k
-            self.n_positives[i] = np.count_nonzero(right[rows[:k]])
+            self.n_positives[i] = np.count_nonzero(store._class[rows[:k]] == store.target)
 
     def pull(self, indices, n):
         """Draw ``n`` more rows of each arm in ``indices`` (one model call)."""
