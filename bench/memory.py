@@ -90,7 +90,10 @@ def _wide_case(pkg):
     model = LogisticRegression().fit(X, y)
     p = model.predict_proba(X)[:, 1]
     rows = X.iloc[np.argsort(np.abs(p - 0.5))[:2]]
-    return pkg.AnchorExplainer(model, max_anchor_size=2, random_state=0).fit(X), rows
+    explainer = pkg.AnchorExplainer(
+        model, max_anchor_size=2, perturbation="replace", beam_size=2, random_state=0
+    )
+    return explainer.fit(X), rows
 
 
 def _million_case(pkg):
@@ -100,7 +103,8 @@ def _million_case(pkg):
     X = rng.normal(size=(1_000_000, 8))
     y = (X[:, 0] + X[:, 1] + 0.5 * rng.normal(size=len(X)) > 2.0).astype(int)
     model = LogisticRegression().fit(X, y)
-    return pkg.AnchorExplainer(model, random_state=0).fit(X), X[:20]
+    explainer = pkg.AnchorExplainer(model, perturbation="replace", beam_size=2, random_state=0)
+    return explainer.fit(X), X[:20]
 
 
 def worker(case, folder, name):

@@ -141,6 +141,7 @@ def model_for(name):
 def explainer_params(data, beam_size, seed=SEED):
     """The benchmark's AnchorExplainer settings (as in ``tabular.py``)."""
     return dict(
+        perturbation="replace",
         threshold=tabular.THRESHOLD,
         delta=tabular.DELTA,
         epsilon=tabular.EPSILON,

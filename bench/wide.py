@@ -36,7 +36,9 @@ def run(n_features):
     for _ in range(REPS):
         for block in (True, False):
             tabular._BLOCK_DECODE = block
-            explainer = AnchorExplainer(model, max_anchor_size=3, random_state=0).fit(X)
+            explainer = AnchorExplainer(
+                model, max_anchor_size=3, perturbation="replace", beam_size=2, random_state=0
+            ).fit(X)
             start = time.perf_counter()
             found = explainer.explain(rows)
             seconds = (time.perf_counter() - start) / len(rows)

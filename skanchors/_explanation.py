@@ -239,6 +239,15 @@ def plain_text(text):
 _REQUIRED_KEYS = ("predicates", "prediction", "precision", "coverage", "is_anchor", "threshold")
 
 
+def _samples_of(anchor):
+    """What an anchor's samples are, for display."""
+    if anchor.perturbation == "reference":
+        return "reference rows"
+    if anchor.perturbation == "replace":
+        return "perturbed rows"
+    return "samples"
+
+
 @dataclass(eq=False)
 class Anchor:
     """An IF-THEN rule that holds the model's prediction in place.
@@ -298,6 +307,13 @@ class Anchor:
         the call's own time.
     instance : object
         The explained row or document.
+    tolerance : float or None
+        Regression only: the band the prediction is held within.
+    perturbation : {"reference", "replace"} or None
+        Tables: the distribution ``D(z | A)`` the precision is about. ``"reference"``: the
+        reference rows that satisfy the rule, as they are (the data's own distribution);
+        ``"replace"``: reference rows whose values that break the rule are replaced by values
+        that keep it. None for documents.
     """
 
     predicates: tuple
@@ -317,6 +333,7 @@ class Anchor:
     wall_time: float = 0.0
     instance: Any = None
     tolerance: float | None = None
+    perturbation: str | None = None
 
     def _identity(self):
         numbers = (self.threshold, self.precision, self.coverage)
@@ -519,6 +536,7 @@ class Anchor:
             "n_rows_predicted": int(self.n_rows_predicted),
             "wall_time": _number(self.wall_time),
             "tolerance": None if self.tolerance is None else float(self.tolerance),
+            "perturbation": self.perturbation,
         }
 
     def to_json(self, **kwargs):
@@ -566,6 +584,12 @@ class Anchor:
                 raise ValueError(f"data[{key!r}] must be an integer, got {value!r}.")
             counts[key] = int(value)
         tolerance = data.get("tolerance")
+        perturbation = data.get("perturbation")
+        if perturbation not in (None, "reference", "replace"):
+            raise ValueError(
+                "data['perturbation'] must be 'reference', 'replace' or null, got "
+                f"{perturbation!r}."
+            )
         return cls(
             predicates=preds,
             prediction=_unplain(data["prediction"]),
@@ -578,6 +602,7 @@ class Anchor:
             steps=steps,
             wall_time=_float(data.get("wall_time", 0.0)),
             tolerance=None if tolerance is None else _float(tolerance),
+            perturbation=perturbation,
             **counts,
         )
 
@@ -613,7 +638,7 @@ class Anchor:
             f"<p><strong>IF</strong></p><ul>{cond}</ul>"
             f"<p><strong>THEN PREDICT</strong> <code>{esc(self._predicted())}</code> "
             f"with precision <strong>{self.precision:.3f}</strong> and coverage "
-            f"<strong>{self.coverage:.3f}</strong> ({self.n_samples} samples, "
+            f"<strong>{self.coverage:.3f}</strong> ({self.n_samples} {_samples_of(self)}, "
             f"{self.n_model_calls} model calls, {self.wall_time:.3f} s)</p>{status}"
             "<table><thead><tr><th>step</th><th>rule</th><th>precision</th>"
             f"<th>coverage</th></tr></thead><tbody>{rows}</tbody></table></div>"

@@ -587,6 +587,13 @@ class ReferenceStore(_Predictions):
     most ``k`` samples, so its confidence bounds are those of ``k`` rows of the data, not of
     as many draws as the search would like.
 
+    The order is cut in two halves (``part`` 0 and 1): the search chooses rules on the rows of
+    the first and validates them on those of the second, whose predictions the choice never
+    saw. (A rule's rows that merely were not drawn yet when it was chosen are no such sample:
+    a row that satisfies more of the explained row's predicates is more likely to have been
+    drawn for some rule, and on Adult the undrawn rows of chosen rules were 0.09 more precise
+    than their rules.)
+
     Parameters are those of :class:`SampleStore`; with ``shared`` the order comes from its
     seed (the same for every explained row), else from ``rng``.
     """
@@ -604,7 +611,9 @@ class ReferenceStore(_Predictions):
         self._class = np.full(n, -1, dtype=np.int64)  # predictions of the drawn rows
         self._order = []  # positions drawn, one array per draw
         self._rows = {(): np.arange(n)}  # positions of the rows satisfying each rule
-        self._prefix = {}  # rule -> [samples, positives]
+        self._half = n // 2  # the first position of part 1
+        self._parts = {}  # (rule, part) -> its rows in that part
+        self._prefix = {}  # (rule, part) -> [samples, positives]
 
     def _positions(self):
         if len(self._order) > 1:
@@ -624,13 +633,23 @@ class ReferenceStore(_Predictions):
         return self._class[self._positions()]
 
     def arms(self, candidates, parents=None, fresh=False):
-        """The bandit's arms for ``candidates``; with ``fresh``, arms that count only the
-        rows not drawn yet (the validation of chosen rules)."""
-        return (FreshReferenceArms if fresh else ReferenceArms)(self, candidates)
+        """The bandit's arms for ``candidates``; with ``fresh``, on the rows of part 1 (the
+        validation of chosen rules)."""
+        return ReferenceArms(self, candidates, part=1 if fresh else 0)
 
-    def rows(self, anchor):
-        """Positions (in the drawing order) of the reference rows that satisfy ``anchor``."""
+    def rows(self, anchor, part=0):
+        """Positions (in the drawing order) of the reference rows of ``part`` (0 or 1) that
+        satisfy ``anchor``."""
         anchor = tuple(sorted(anchor))
+        rows = self._parts.get((anchor, part))
+        if rows is None:
+            every = self._all_rows(anchor)
+            cut = int(np.searchsorted(every, self._half))
+            rows = self._parts[(anchor, part)] = every[cut:] if part else every[:cut]
+        return rows
+
+    def _all_rows(self, anchor):
+        """Positions of all the reference rows that satisfy the sorted rule ``anchor``."""
         rows = self._rows.get(anchor)
         if rows is None:
             if len(anchor) == 1:
@@ -644,23 +663,24 @@ class ReferenceStore(_Predictions):
                     if (r := self._rows.get(anchor[:i] + anchor[i + 1 :])) is not None
                 ]
                 i = min(known)[1] if known else len(anchor) - 1
-                shorter = self.rows(anchor[:i] + anchor[i + 1 :])
+                shorter = self._all_rows(anchor[:i] + anchor[i + 1 :])
                 rows = shorter[self._predicates[anchor[i]][0][shorter]]
             self._rows[anchor] = rows
         return rows
 
-    def prefix(self, anchor):
-        """``(samples, positives)`` of ``anchor``: its rows up to the first not drawn."""
-        return self._prefix_of(tuple(sorted(anchor)))
+    def prefix(self, anchor, part=0):
+        """``(samples, positives)`` of ``anchor`` in ``part``: its rows up to the first not
+        drawn."""
+        return self._prefix_of(tuple(sorted(anchor)), part)
 
-    def _prefix_of(self, anchor):
+    def _prefix_of(self, anchor, part=0):
         """:meth:`prefix` of a sorted rule."""
-        state = self._prefix.get(anchor)
+        state = self._prefix.get((anchor, part))
         if state is None:
-            state = self._prefix[anchor] = [0, 0]
-        rows = self._rows.get(anchor)
+            state = self._prefix[(anchor, part)] = [0, 0]
+        rows = self._parts.get((anchor, part))
         if rows is None:
-            rows = self.rows(anchor)
+            rows = self.rows(anchor, part)
         p = state[0]
         if p < len(rows) and self._drawn[rows[p]]:
             start = p
@@ -675,15 +695,16 @@ class ReferenceStore(_Predictions):
             state[0], state[1] = p, state[1] + int(np.count_nonzero(got))
         return state[0], state[1]
 
-    def draw(self, requests):
-        """Draw the next ``n`` rows of each ``(anchor, n)`` request, in one model call.
+    def draw(self, requests, part=0):
+        """Draw the next ``n`` rows of ``part`` of each ``(anchor, n)`` request, in one model
+        call.
 
         Returns the store's ``(start, stop)`` of the rows not drawn before.
         """
         new = []
         for anchor, n in requests:
-            p, _ = self.prefix(anchor)
-            new.append(self.rows(anchor)[p : p + int(n)])
+            p, _ = self.prefix(anchor, part)
+            new.append(self.rows(anchor, part)[p : p + int(n)])
         new = np.unique(np.concatenate(new)) if new else np.zeros(0, dtype=np.intp)
         new = new[~self._drawn[new]]
         start = self.size
@@ -694,14 +715,16 @@ class ReferenceStore(_Predictions):
         return start, start + new.size
 
     def valid(self, candidates, start=0, stop=None, reuse=None):
-        """Boolean matrix (drawn rows start:stop x candidates): the candidate's samples."""
+        """Boolean matrix (drawn rows start:stop x candidates): the candidate's samples, in
+        both parts."""
         pos = self._positions()[start:stop]
         out = np.zeros((len(pos), len(candidates)), dtype=bool)
         inside = np.zeros(len(self._drawn), dtype=bool)
         for j, cand in enumerate(candidates):
-            p, _ = self.prefix(cand)
             inside[:] = False
-            inside[self.rows(cand)[:p]] = True
+            for part in (0, 1):
+                p, _ = self.prefix(cand, part)
+                inside[self.rows(cand, part)[:p]] = True
             out[:, j] = inside[pos]
         return out
 
@@ -715,62 +738,33 @@ class ReferenceStore(_Predictions):
 
 
 class ReferenceArms:
-    """The bandit's arms on a :class:`ReferenceStore`: counts read from each rule's rows.
+    """The bandit's arms on a :class:`ReferenceStore`: counts read from each rule's rows of
+    ``part`` (0: the rows rules are chosen on; 1: those they are validated on).
 
-    ``n_available`` is how many samples an arm can ever have (the reference rows it covers);
+    ``n_available`` is how many samples an arm can ever have (the rule's rows of its part);
     the bandit and the validation stop sampling an arm that has them all.
     """
 
-    def __init__(self, store, candidates):
+    def __init__(self, store, candidates, part=0):
         self.store = store
+        self.part = part
         self.candidates = [tuple(sorted(c)) for c in candidates]
         m = len(self.candidates)
-        self.n_available = np.array([len(store.rows(c)) for c in self.candidates], dtype=float)
+        self.n_available = np.array(
+            [len(store.rows(c, part)) for c in self.candidates], dtype=float
+        )
         self.n_samples, self.n_positives = np.zeros(m), np.zeros(m)
         self._refresh()
 
     def _refresh(self):
         prefix = self.store._prefix_of
         for i, cand in enumerate(self.candidates):
-            self.n_samples[i], self.n_positives[i] = prefix(cand)
+            self.n_samples[i], self.n_positives[i] = prefix(cand, self.part)
 
     def pull(self, indices, n):
         """Draw ``n`` more rows for each arm in ``indices`` (one model call); a drawn row
         then counts for every arm whose rows reach it without a gap."""
-        self.store.draw([(self.candidates[i], int(n)) for i in indices])
-        self._refresh()
-
-
-class FreshReferenceArms:
-    """The arms of rules to validate on a :class:`ReferenceStore`: each counts only its rows
-    that were not drawn yet when the arms were made.
-
-    The rules were chosen on the rows drawn so far, for them or for other rules; a rule's rows
-    not drawn by then are a uniform random subset of its rows whose predictions the choice did
-    not see, and they are drawn in their random order. ``n_available`` is how many there are.
-    """
-
-    def __init__(self, store, candidates):
-        self.store = store
-        self.candidates = [tuple(sorted(c)) for c in candidates]
-        undrawn = ~store._drawn
-        self._rows = [rows[undrawn[rows]] for rows in map(store.rows, self.candidates)]
-        self.n_available = np.array([len(r) for r in self._rows], dtype=float)
-        self.n_samples = np.zeros(len(self.candidates))
-        self.n_positives = np.zeros(len(self.candidates))
-
-    def _refresh(self):
-        store = self.store
-        for i, rows in enumerate(self._rows):
-            # the rows are drawn in order: count up to the first one not drawn
-            drawn = store._drawn[rows]
-            k = len(rows) if drawn.all() else int(np.argmin(drawn))
-            self.n_samples[i] = k
-            self.n_positives[i] = np.count_nonzero(store._class[rows[:k]] == store.target)
-
-    def pull(self, indices, n):
-        """Draw ``n`` more rows of each arm in ``indices`` (one model call)."""
-        self.store.draw([(self.candidates[i], int(n)) for i in indices])
+        self.store.draw([(self.candidates[i], int(n)) for i in indices], self.part)
         self._refresh()
 
 

@@ -77,7 +77,11 @@ def _print_anchor(i, anchor, prec, cov, out, explainer, seed, checked_on="held-o
         file=out,
     )
     fresh = explainer.perturbation_precision(anchor, _N_FRESH, random_state=seed)
-    print(f"    on {_N_FRESH:,} fresh perturbations: precision {fresh:.3f}", file=out)
+    drawn = {
+        "reference": "fresh draws of the reference rows it covers",
+        "replace": "fresh perturbations (reference rows, values replaced)",
+    }.get(anchor.perturbation, "fresh perturbations")
+    print(f"    on {_N_FRESH:,} {drawn}: precision {fresh:.3f}", file=out)
 
 
 def demo_tabular(args, out):
@@ -251,6 +255,7 @@ def cmd_explain(args, out=None):
         model,
         threshold=args.threshold,
         beam_size=args.beam_size,
+        perturbation=args.perturbation,
         bounds=args.bounds,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
@@ -444,7 +449,15 @@ def build_parser():
         "--rows", type=_row_numbers, help="comma-separated row numbers (default: the first 5)"
     )
     ex.add_argument("--drop", nargs="*", help="columns to drop (e.g. the label)")
-    ex.add_argument("--beam-size", type=_POSITIVE, default=2)
+    ex.add_argument("--beam-size", type=_POSITIVE, default=10)
+    ex.add_argument(
+        "--perturbation",
+        choices=("auto", "reference", "replace"),
+        default="auto",
+        help="what precision is measured on: the reference rows that satisfy a rule, the "
+        "reference rows with values replaced, or the first where a rule validates on them, "
+        "else the second (default; see AnchorExplainer)",
+    )
     ex.add_argument(
         "--bounds",
         choices=("interval", "bin", "all"),

@@ -69,8 +69,13 @@ class AnchorExplainer(BaseExplainer):
     epsilon : float in (0, 1], default=0.15
         Tolerance of the KL-LUCB bandit when it picks the ``beam_size`` most precise
         candidates of a round.
-    beam_size : int >= 1, default=2
-        Number of candidates carried to the next round of the beam search.
+    beam_size : int >= 1, default=10
+        Number of candidates carried to the next round of the beam search (the Anchors
+        paper's experiments use 10). The beam keeps the most precise candidates, which tend to
+        be narrow: a wide beam keeps the broad ones that become anchors a predicate later.
+        With the reference rows (``perturbation``) a wide beam costs few model calls, since
+        one reference row serves every rule it satisfies; on replaced rows a smaller beam is
+        cheaper, for anchors that cover less.
     max_anchor_size : int >= 1 or None, default=None
         Maximum number of predicates; ``None`` means no limit. Set it on wide tables, where
         a row near the decision boundary may otherwise grow a rule of a hundred conditions.
@@ -97,19 +102,24 @@ class AnchorExplainer(BaseExplainer):
         replaces ``"auto"``: it names every categorical feature, the non-numeric ones too (a
         number that is a column's name is that column, as in ``pd.DataFrame(array)``; other
         numbers are positions).
-    perturbation : {"replace", "reference"}, default="replace"
-        Tables only: the distribution ``D(z | A)`` precision is measured on.
-        ``"replace"`` (Ribeiro et al.): a random reference row whose values that break the
-        rule are replaced by values of rows that keep it, so rules are also tested on value
-        combinations the data lacks. ``"reference"``: the reference rows that satisfy the
-        rule, unchanged (the data's own conditional distribution): precision is that of the
-        data the model is used on, every sample serves every rule it satisfies, and rows
-        explained together reuse each other's predictions (the benchmark's two sets of 20
-        Adult rows: 4 to 16 times fewer rows predicted). A rule covering ``k`` reference
-        rows has at most ``k`` samples, so narrow rules rarely validate on small data
-        (Titanic's 623 rows), and the reference data should be data the model was not fitted
-        on when the model memorises its training rows (a random forest predicts their labels
-        there). See :class:`~skanchors.samplers.TabularSampler`.
+    perturbation : {"auto", "reference", "replace"}, default="auto"
+        Tables only: the distribution ``D(z | A)`` precision is measured on, which each
+        anchor states in ``Anchor.perturbation``. ``"reference"``: the reference rows that
+        satisfy the rule, unchanged (the data's own conditional distribution): an anchor's
+        precision is that of the data the model is used on, as a held-out check measures it,
+        and every reference row drawn serves every rule it satisfies, so wide beams and rows
+        explained together cost few predictions. The search chooses rules on one random half
+        of the reference rows and validates them on the other, so a rule needs enough rows
+        to be validated (a few hundred at the defaults), and the reference data should be data
+        the model was not fitted on when the model memorises its training rows (a random
+        forest or a large network predicts their labels there). ``"replace"`` (Ribeiro et
+        al.): a random reference row whose values that break the rule are replaced by values
+        of rows that keep it, so rules are also tested on value combinations the data lacks:
+        stricter, narrower rules, and as many samples as the search wants. ``"auto"``: the
+        reference rows first and, for a row where no rule validates on them, the replaced
+        rows, each search at half of ``delta``: broad rules where the data can show them,
+        and an anchor for every row (the user guide compares the three on the Anchors paper's
+        protocol). See :class:`~skanchors.samplers.TabularSampler`.
     bounds : {"interval", "bin", "all"}, default="interval"
         Tables only: the predicates of a numeric feature. ``"interval"``: the row's bin as
         one predicate (``23 < Age <= 28`` for a passenger of 25 with Age cut at 23, 28 and
@@ -249,7 +259,7 @@ class AnchorExplainer(BaseExplainer):
             HasMethods(["fit", "transform"]),
         ],
         "categorical_features": [StrOptions({"auto"}), "array-like"],
-        "perturbation": [StrOptions({"replace", "reference"})],
+        "perturbation": [StrOptions({"auto", "replace", "reference"})],
         "bounds": [StrOptions({"bin", "interval", "all"})],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
         "balance": ["boolean"],
@@ -273,12 +283,12 @@ class AnchorExplainer(BaseExplainer):
         threshold=0.95,
         delta=0.1,
         epsilon=0.15,
-        beam_size=2,
+        beam_size=10,
         max_anchor_size=None,
         batch_size=100,
         discretizer="auto",
         categorical_features="auto",
-        perturbation="replace",
+        perturbation="auto",
         bounds="interval",
         sampler=None,
         balance=False,
@@ -753,7 +763,10 @@ class AnchorExplainer(BaseExplainer):
                 "anchor has no instance (the explained row): anchors rebuilt from JSON do not "
                 "keep it. Explain the row again with this explainer."
             )
-        instance = self.sampler_.instance(anchor.instance)
+        if anchor.perturbation is not None:
+            instance = self.sampler_.instance(anchor.instance, perturbation=anchor.perturbation)
+        else:
+            instance = self.sampler_.instance(anchor.instance)
         ids = []
         for p in anchor.predicates:
             try:
@@ -1005,7 +1018,17 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
         found = None if key is None else shared.cache.get_search(key)
         if found is not None:
             return _reuse(found, row, start)
+    if getattr(sampler, "perturbation", None) == "auto":
+        # Two searches, each at half the risk (a union bound): the reference rows first, the
+        # replaced rows where no rule validates on them.
+        params = dict(params, delta=params["delta"] / 2)
     anchor = _search_one(instance, task, row, target, seed, params, shared, start)
+    if not anchor.is_anchor and getattr(sampler, "perturbation", None) == "auto":
+        replaced = sampler.instance(row, perturbation="replace")
+        other = _search_one(replaced, task, row, target, seed, params, shared, start)
+        other.n_model_calls += anchor.n_model_calls
+        other.n_rows_predicted += anchor.n_rows_predicted
+        anchor = other
     if key is not None:
         shared.cache.put_search(key, _reuse(anchor, None, None))
         anchor._search_key = key  # for the parent process, when this is a joblib worker
@@ -1077,7 +1100,7 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     n = int(counts[-1])
     precision = float(precisions[-1]) if n else float("nan")
     if result.validated is not None:
-        # an anchor's precision is its validation's, on samples drawn after it was chosen
+        # an anchor's precision is its validation's, on samples the choice did not see
         n, precision, lb, ub = result.validated
     preds = [instance.predicates[p] for p in result.shown()]
     steps = []
@@ -1110,4 +1133,5 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
         n_rows_predicted=store.n_rows_predicted,
         wall_time=time.perf_counter() - start,
         instance=row,
+        perturbation=getattr(instance, "perturbation", None),
     )

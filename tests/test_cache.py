@@ -20,7 +20,7 @@ def sampler():
             "hours": rng.normal(40, 5, size=500),
         }
     )
-    return TabularSampler().fit(X)
+    return TabularSampler(perturbation="replace").fit(X)
 
 
 def _row(age, sex, hours):
@@ -117,7 +117,7 @@ def test_weighted_stream_draws_rows_in_proportion_to_their_weight():
     rng = np.random.default_rng(1)
     X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.choice(["x", "y"], size=60)})
     weight = np.where(np.arange(60) < 20, 3.0, 1.0)
-    sampler = TabularSampler().fit(X, sample_weight=weight)
+    sampler = TabularSampler(perturbation="replace").fit(X, sample_weight=weight)
     inst = sampler.instance(X.iloc[[0]])
     blocks = inst._make_blocks([((inst.stream_key(()), b), ()) for b in range(100)], 2)
     rows = np.concatenate([blk[1] for blk in blocks])
@@ -275,7 +275,7 @@ def test_coverage_is_the_weighted_share_of_reference_rows_satisfying_every_predi
     )
     weight = rng.random(301)
     for w in (None, weight):
-        sampler = TabularSampler().fit(X, sample_weight=w)
+        sampler = TabularSampler(perturbation="replace").fit(X, sample_weight=w)
         inst = sampler.instance(X.iloc[[7]])
         d = inst.n_predicates
         rules = [r for k in range(4) for r in itertools.combinations(range(d), k)]
@@ -315,13 +315,17 @@ def test_rows_explained_together_with_a_small_cache_that_starts_over_do_not_dead
     found = []
 
     def together():
-        found.extend(AnchorExplainer(model, random_state=0, cache_size=300).fit(X).explain(rows))
+        found.extend(
+            AnchorExplainer(model, perturbation="replace", random_state=0, cache_size=300)
+            .fit(X)
+            .explain(rows)
+        )
 
     thread = threading.Thread(target=together, daemon=True)
     thread.start()
     thread.join(120)
     assert not thread.is_alive(), "the searches deadlocked"
-    alone = AnchorExplainer(model, random_state=0, cache_size=0).fit(X)
+    alone = AnchorExplainer(model, perturbation="replace", random_state=0, cache_size=0).fit(X)
     expected = [alone.explain(rows.iloc[[i]])[0] for i in range(len(rows))]
     assert [str(a) for a in found] == [str(a) for a in expected]
 

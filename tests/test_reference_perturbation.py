@@ -60,7 +60,9 @@ def test_samples_are_unchanged_reference_rows_that_satisfy_the_rule(data):
     pairs = set(zip(data["x0"], data["x1"], data["x3"]))
     assert set(zip(drawn["x0"], drawn["x1"], drawn["x3"])) <= pairs
     # The default perturbation makes combinations of its own.
-    replace = TabularSampler(discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]})).fit(data)
+    replace = TabularSampler(
+        discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}), perturbation="replace"
+    ).fit(data)
     keys, _ = replace.instance(row(0.9, "red")).sample(rule, 500, np.random.default_rng(0))
     mixed = replace.instance(row(0.9, "red")).decode(keys)
     assert not set(zip(mixed["x0"], mixed["x1"], mixed["x3"])) <= pairs
@@ -291,10 +293,13 @@ def test_the_explainer_passes_perturbation_to_its_sampler(data):
     x = row(0.8, "red", x1=0.1)
     a, b = explainer.explain(x)[0], same.explain(x)[0]
     assert (a.predicates, a.precision, a.n_samples) == (b.predicates, b.precision, b.n_samples)
-    default = AnchorExplainer(
-        PlantedModel(), discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}), random_state=0
+    replace = AnchorExplainer(
+        PlantedModel(),
+        discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}),
+        perturbation="replace",
+        random_state=0,
     ).fit(data)
-    assert default.explain(x)[0].n_samples != a.n_samples
+    assert replace.explain(x)[0].n_samples != a.n_samples
 
 
 def test_perturbation_errors(data):
@@ -370,8 +375,8 @@ def test_precision_bounds_are_the_ones_is_anchor_was_decided_by(perturbation):
         anchors = explainer.explain(X_test.iloc[:20])
     if perturbation == "reference":
         # plain KL bounds (the replacing sampler's are stratified) at the level of delta
-        # shared among 1 + beam_size * max_anchor_size = 7 rules
-        beta = np.log(7 / explainer.delta)
+        # shared among 1 + beam_size * max_anchor_size rules
+        beta = np.log((1 + explainer.beam_size * 3) / explainer.delta)
         for a in anchors:
             lower = kl_lower_bound(np.array([a.precision]), np.array([beta / a.n_samples]))
             assert a.precision_bounds[0] == pytest.approx(lower[0], abs=1e-9)

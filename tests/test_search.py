@@ -122,7 +122,9 @@ def _round_without_samples(seed=0):
     from skanchors._search import SampleStore, StratifiedArms
 
     # (bounds="bin": x1 has two predicates, so the round has children on the same feature)
-    explainer = AnchorExplainer(PlantedModel(), bounds="bin", random_state=0)
+    explainer = AnchorExplainer(
+        PlantedModel(), bounds="bin", perturbation="replace", random_state=0
+    )
     explainer.fit(planted_data())
     instance = explainer.sampler_.instance(row(0.9, "red"))
     model = explainer.model_
@@ -300,7 +302,7 @@ def test_a_streamed_search_keeps_places_in_streams_and_finds_its_examples_again(
     X = pd.DataFrame(data.normal(size=(300, 70)), columns=[f"f{i}" for i in range(70)])
     edge = X["f0"].median()  # a quartile edge
     model = lambda Z: np.column_stack([Z["f0"] <= edge, Z["f0"] > edge]).astype(float)  # noqa: E731
-    explainer = AnchorExplainer(model, random_state=0).fit(X)
+    explainer = AnchorExplainer(model, perturbation="replace", random_state=0).fit(X)
     stores, drawn = [], []
     original = search.SampleStore._store
 

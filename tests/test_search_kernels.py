@@ -54,7 +54,9 @@ def test_compiled_blocks_equal_the_numpy_blocks(monkeypatch, as_frame):
     X = _mixed_frame()
     if not as_frame:
         X = X[["age", "fare", "flag"]].to_numpy()
-    sampler = TabularSampler(categorical_features=[2, 3, 4] if as_frame else [2]).fit(X)
+    sampler = TabularSampler(
+        perturbation="replace", categorical_features=[2, 3, 4] if as_frame else [2]
+    ).fit(X)
     rng = np.random.default_rng(1)
     compared, replaced, counts = 0, False, []
     for i in range(12):
@@ -85,7 +87,9 @@ def test_compiled_stream_windows_are_the_samples_of_the_blocks(monkeypatch, as_f
     X = _mixed_frame()
     if not as_frame:
         X = X[["age", "fare", "flag"]].to_numpy()
-    sampler = TabularSampler(categorical_features=[2, 3, 4] if as_frame else [2]).fit(X)
+    sampler = TabularSampler(
+        perturbation="replace", categorical_features=[2, 3, 4] if as_frame else [2]
+    ).fit(X)
     rng = np.random.default_rng(4)
     n = cache.STREAM_BLOCK
     spans = set()
@@ -114,7 +118,7 @@ def test_compiled_stream_windows_are_the_samples_of_the_blocks(monkeypatch, as_f
 
 def test_the_dictionary_cache_keeps_the_blocks_and_their_memos():
     X = _mixed_frame()
-    sampler = TabularSampler(categorical_features=[2, 3, 4]).fit(X)
+    sampler = TabularSampler(perturbation="replace", categorical_features=[2, 3, 4]).fit(X)
     instance = sampler.instance(X.iloc[[0]])
     dictionaries = cache.SampleCache(10_000)
     dictionaries._kernels = None  # what SKANCHORS_NUMBA=0 or a missing numba gives
@@ -146,7 +150,7 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
         monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel if compiled else False)
         monkeypatch.setattr(search, "_ARM_KERNEL", arm_kernel if compiled else False)
         monkeypatch.setattr(cache, "_TABLE_KERNELS", table_kernels if compiled else False)
-        explainer = AnchorExplainer(proba, random_state=0).fit(X)
+        explainer = AnchorExplainer(proba, perturbation="replace", random_state=0).fit(X)
         assert explainer._cache.compiled == compiled
         # one row per call: rows explained together share model calls in threads, and which
         # search predicts a shared row (and counts it) depends on timing
@@ -178,7 +182,9 @@ def _counted_arms(monkeypatch, compiled, seed, streamed=False):
     compiled kernel; then more draws for some arms. ``streamed``: the samples are read from
     streams (the store keeps their base rows, not their native values)."""
     X = _mixed_frame(700, seed=seed)
-    sampler = TabularSampler(categorical_features=[2, 3, 4], bounds="bin").fit(X)
+    sampler = TabularSampler(
+        perturbation="replace", categorical_features=[2, 3, 4], bounds="bin"
+    ).fit(X)
     row = next(i for i in range(len(X)) if not np.isnan(X["age"].iloc[i]))
     instance = sampler.instance(X.iloc[[row]])
     feat = np.asarray(instance.predicate_features)

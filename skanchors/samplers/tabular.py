@@ -33,7 +33,7 @@ from ..discretizers import (
 
 __all__ = ["TabularSampler"]
 
-_PERTURBATIONS = ("replace", "reference")
+_PERTURBATIONS = ("replace", "reference", "auto")
 _BOUNDS = ("bin", "interval", "all")
 _SLOTS_LOCK = threading.Lock()
 # The sampler keeps the stream keys of at most this many predicate sets (then starts over).
@@ -100,7 +100,7 @@ class TabularSampler(BaseEstimator):
         string, category, bool); in an object array, the columns whose values are not all
         numbers. A list or mask replaces ``"auto"``: it names every categorical feature
         (a number that is a column's name is that column; other numbers are positions).
-    perturbation : {"replace", "reference"}, default="replace"
+    perturbation : {"auto", "replace", "reference"}, default="auto"
         ``D(z | A)``. ``"replace"``: a random reference row whose values that violate ``A``
         are replaced, feature by feature, by values of reference rows that satisfy ``A`` on
         that feature (Ribeiro et al. 2018): rules are tested on combinations of values the
@@ -111,7 +111,10 @@ class TabularSampler(BaseEstimator):
         anchor search draws these rows without replacement (in an order fixed by the
         explainer's ``random_state``) and counts each row once, so a rule that covers ``k``
         reference rows has at most ``k`` samples, and its confidence bounds say what ``k``
-        rows can say: a rule covering few rows rarely validates.
+        rows can say: a rule covering few rows rarely validates. ``"auto"``: both, for an
+        explainer that searches the reference rows first and the replaced ones where no rule
+        validates on them (:class:`~skanchors.AnchorExplainer`'s default); its instances
+        draw reference rows unless :meth:`instance` is asked for the other.
     bounds : {"interval", "bin", "all"}, default="interval"
         The predicates of a numeric feature. ``"interval"``: the row's bin as one predicate
         (``lower < x <= upper``; one-sided in the lowest and highest bins, or when one side
@@ -156,7 +159,7 @@ class TabularSampler(BaseEstimator):
         *,
         discretizer="quartile",
         categorical_features="auto",
-        perturbation="replace",
+        perturbation="auto",
         bounds="interval",
     ):
         self.discretizer = discretizer
@@ -696,13 +699,29 @@ class TabularSampler(BaseEstimator):
         """The rows as the model expects them (reordered columns for DataFrames)."""
         return self._as_rows(X)
 
-    def instance(self, row):
-        """A ``TabularInstance`` sampler for one row (1-row DataFrame or array)."""
+    def instance(self, row, perturbation=None):
+        """A ``TabularInstance`` sampler for one row (1-row DataFrame or array).
+
+        ``perturbation`` ("replace" or "reference") picks its ``D(z | A)`` when the sampler
+        was made with ``perturbation="auto"``; None: the sampler's own ("reference" for
+        "auto").
+        """
         check_is_fitted(self, "n_reference_")
+        if perturbation is None:
+            perturbation = "reference" if self.perturbation == "auto" else self.perturbation
+        if perturbation not in ("replace", "reference"):
+            raise ValueError(
+                f"perturbation must be 'replace', 'reference' or None, got {perturbation!r}."
+            )
+        if self.perturbation not in ("auto", perturbation):
+            raise ValueError(
+                f"This sampler was made with perturbation={self.perturbation!r}; instances "
+                f"with perturbation={perturbation!r} need one made with 'auto'."
+            )
         data = self._as_rows(row)
         if len(data) != 1:
             raise ValueError(f"instance() takes exactly one row, got {len(data)}.")
-        return TabularInstance(self, data)
+        return TabularInstance(self, data, perturbation)
 
     def feature_names(self):
         """Names used in predicates: column names, or ``x0, x1, ...`` for arrays."""
@@ -808,7 +827,7 @@ class TabularInstance:
     samples and share their predictions (:mod:`skanchors._cache`).
     """
 
-    def __init__(self, parent, data):
+    def __init__(self, parent, data, perturbation="replace"):
         """``data``: the row as a validated 1-row DataFrame or 2-d array."""
         self.parent = parent
         names = parent.feature_names()
@@ -960,7 +979,8 @@ class TabularInstance:
             self.stream_namespace = "reference"
         # perturbation="reference": samples are reference rows that satisfy the anchor, so
         # one drawn for A that satisfies a longer rule is an exact draw for it too.
-        self.draws_reference_rows = parent.perturbation == "reference"
+        self.perturbation = perturbation
+        self.draws_reference_rows = perturbation == "reference"
         self.exact_reuse = self.draws_reference_rows
 
     def search_key(self):
@@ -970,7 +990,7 @@ class TabularInstance:
         if self._fallback:
             return None
         printed = tuple((p.feature, p.op, repr(p.value), p.position) for p in self.predicates)
-        return (self.stream_namespace, tuple(self._gids), printed)
+        return (self.stream_namespace, self.perturbation, tuple(self._gids), printed)
 
     # -- the search protocol
     def _pool(self, feature, preds):
