@@ -254,7 +254,7 @@ def cmd_explain(args, out=None):
     explainer = AnchorExplainer(
         model,
         threshold=args.threshold,
-        beam_size=args.beam_size,
+        beam_size="auto" if args.beam_size is None else args.beam_size,
         perturbation=args.perturbation,
         bounds=args.bounds,
         random_state=args.random_state,
@@ -449,7 +449,9 @@ def build_parser():
         "--rows", type=_row_numbers, help="comma-separated row numbers (default: the first 5)"
     )
     ex.add_argument("--drop", nargs="*", help="columns to drop (e.g. the label)")
-    ex.add_argument("--beam-size", type=_POSITIVE, default=10)
+    ex.add_argument(
+        "--beam-size", type=_POSITIVE, default=None, help="default: 10 (AnchorExplainer's 'auto')"
+    )
     ex.add_argument(
         "--perturbation",
         choices=("auto", "reference", "replace"),

@@ -69,13 +69,14 @@ class AnchorExplainer(BaseExplainer):
     epsilon : float in (0, 1], default=0.15
         Tolerance of the KL-LUCB bandit when it picks the ``beam_size`` most precise
         candidates of a round.
-    beam_size : int >= 1, default=10
-        Number of candidates carried to the next round of the beam search (the Anchors
-        paper's experiments use 10). The beam keeps the most precise candidates, which tend to
-        be narrow: a wide beam keeps the broad ones that become anchors a predicate later.
-        With the reference rows (``perturbation``) a wide beam costs few model calls, since
-        one reference row serves every rule it satisfies; on replaced rows a smaller beam is
-        cheaper, for anchors that cover less.
+    beam_size : int >= 1 or "auto", default="auto"
+        Number of candidates carried to the next round of the beam search. ``"auto"``: 10 for
+        tables (as in the Anchors paper's experiments) and 2 for documents. The beam keeps
+        the most precise candidates, which tend to be narrow: a wide beam keeps the broad
+        ones that become anchors a predicate later, and on reference rows (``perturbation``)
+        it costs few predictions, since one reference row serves every rule it satisfies. A
+        document's anchors are a word or two long with the default sampler, and a wide beam
+        there only multiplies the predictions.
     max_anchor_size : int >= 1 or None, default=None
         Maximum number of predicates; ``None`` means no limit. Set it on wide tables, where
         a row near the decision boundary may otherwise grow a rule of a hundred conditions.
@@ -251,7 +252,7 @@ class AnchorExplainer(BaseExplainer):
         "threshold": [Interval(Real, 0, 1, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "epsilon": [Interval(Real, 0, 1, closed="right")],
-        "beam_size": [Interval(Integral, 1, None, closed="left")],
+        "beam_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "max_anchor_size": [Interval(Integral, 1, None, closed="left"), None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "discretizer": [
@@ -283,7 +284,7 @@ class AnchorExplainer(BaseExplainer):
         threshold=0.95,
         delta=0.1,
         epsilon=0.15,
-        beam_size=10,
+        beam_size="auto",
         max_anchor_size=None,
         batch_size=100,
         discretizer="auto",
@@ -578,7 +579,7 @@ class AnchorExplainer(BaseExplainer):
             threshold=self.threshold,
             delta=self.delta,
             epsilon=self.epsilon,
-            beam_size=self.beam_size,
+            beam_size=self._beam_size(),
             max_anchor_size=self.max_anchor_size,
             batch_size=self.batch_size,
             bandit=make_bandit(self.bandit),
@@ -681,6 +682,12 @@ class AnchorExplainer(BaseExplainer):
                 )
         return anchors
 
+    def _beam_size(self):
+        """``beam_size``, with "auto" resolved for the data the explainer was fitted on."""
+        if self.beam_size != "auto":
+            return int(self.beam_size)
+        return 2 if getattr(self.sampler_, "vocabulary_", None) is not None else 10
+
     def _search_params(self):
         """The parameters a search depends on, hashable, for the cache of searches (see
         ``SampleCache.get_search``); None with a bandit of the user's own, which may keep
@@ -696,7 +703,7 @@ class AnchorExplainer(BaseExplainer):
             float(self.threshold),
             float(self.delta),
             float(self.epsilon),
-            int(self.beam_size),
+            self._beam_size(),
             None if self.max_anchor_size is None else int(self.max_anchor_size),
             int(self.batch_size),
             bandit_key,

@@ -376,7 +376,7 @@ def test_precision_bounds_are_the_ones_is_anchor_was_decided_by(perturbation):
     if perturbation == "reference":
         # plain KL bounds (the replacing sampler's are stratified) at the level of delta
         # shared among 1 + beam_size * max_anchor_size rules
-        beta = np.log((1 + explainer.beam_size * 3) / explainer.delta)
+        beta = np.log((1 + explainer._beam_size() * 3) / explainer.delta)
         for a in anchors:
             lower = kl_lower_bound(np.array([a.precision]), np.array([beta / a.n_samples]))
             assert a.precision_bounds[0] == pytest.approx(lower[0], abs=1e-9)

@@ -2164,3 +2164,20 @@ def test_a_frame_of_one_numpy_dtype_decodes_as_one_block_to_the_same_frame(names
     inst._block_dtype = None  # column by column, as frames of mixed dtypes are decoded
     pd.testing.assert_frame_equal(block, inst.decode(keys))
     assert list(block.dtypes) == [np.dtype(dtype)] * 3
+
+
+def test_beam_size_auto_is_ten_for_tables_and_two_for_documents(data):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    table = AnchorExplainer(PlantedModel(), random_state=0).fit(data)
+    assert table.beam_size == "auto" and table._beam_size() == 10
+    documents = AnchorExplainer(lambda d: np.tile([0.5, 0.5], (len(d), 1)), random_state=0)
+    assert documents.fit(["a good movie", "a bad one"])._beam_size() == 2
+    assert AnchorExplainer(PlantedModel(), beam_size=3).fit(data)._beam_size() == 3
+    # "auto" is the beam of 10 on tables, to the anchor
+    x = row(0.8, "blue", x1=0.8)
+    ten = AnchorExplainer(Graded(), beam_size=10, random_state=0).fit(data).explain(x)[0]
+    auto = AnchorExplainer(Graded(), random_state=0).fit(data).explain(x)[0]
+    assert _content(auto) == _content(ten)
+    with pytest.raises(InvalidParameterError, match="beam_size"):
+        AnchorExplainer(PlantedModel(), beam_size="wide").fit(data)
