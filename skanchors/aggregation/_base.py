@@ -36,11 +36,13 @@ from ..samplers.text import check_documents, tokenize
 
 __all__ = ["BaseGlobalAggregator"]
 
-# 4: a plain pickle, one format for both aggregators ("kind"), the sampler and max_documents
-# compared, parameters described independently of the process (sets sorted, no object
-# addresses), the seed and the interrupted call's start saved. 3: adaptive_threshold=True is
-# the "confidence" mode; 2: blake2b batch keys, audit counts; 1: joblib.hash, no audit
-_CHECKPOINT_VERSION = 4
+# 5: the anchor aggregator's occurrences skipped by candidate filtering
+# (candidate_filtering=True is the exact filter). 4: a plain pickle, one format for both
+# aggregators ("kind"), the sampler and max_documents compared, parameters described
+# independently of the process (sets sorted, no object addresses), the seed and the interrupted
+# call's start saved. 3: adaptive_threshold=True is the "confidence" mode; 2: blake2b batch
+# keys, audit counts; 1: joblib.hash, no audit
+_CHECKPOINT_VERSION = 5
 
 
 class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator):
