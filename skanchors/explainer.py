@@ -23,6 +23,8 @@ from ._base import (
     check_model_columns,
     n_workers,
     outside_stacklevel,
+    reads_other_columns,
+    refit_error,
     row_seed,
     take_rows,
 )
@@ -58,7 +60,14 @@ class AnchorExplainer(BaseExplainer):
         ``classes_`` (``LinearSVC``: anchors compare predicted classes), or a callable
         returning probabilities of shape (n, n_classes), whose classes are numbered 0, 1,
         ... (``model.predict_proba`` itself keeps the model's labels). It is only called,
-        never refitted.
+        never refitted. If you refit it in place after :meth:`fit` (``model.fit(X, y)`` on
+        the same object), :meth:`explain` and :meth:`perturbation_precision` notice it (the
+        model's fitted attributes are fingerprinted at ``fit``) and read the model again:
+        its classes, its compiled trees and a new cache, as a new :meth:`fit` on the same
+        reference data would; with ``balance=True`` or a regression tolerance in standard
+        deviations, which come from the old model's predictions on the reference data, they
+        raise a ``ValueError`` asking for :meth:`fit` again. A plain function cannot be
+        fingerprinted: fit the explainer again if it changes.
     threshold : float in (0, 1], default=0.95
         The paper's tau: the precision a rule must reach to be an anchor.
     delta : float in (0, 1), default=0.1
@@ -170,9 +179,9 @@ class AnchorExplainer(BaseExplainer):
         ``cache_size`` (0 keeps nothing).
         Each kept prediction takes about 250 bytes with its perturbation (measured on
         Adult's 14 columns: the default then holds up to about 60 MB). The cache assumes
-        the model does not change; :meth:`fit` starts a new one. After refitting the model,
-        refit the explainer: it also rebuilds its fast evaluation of the model. The cache is
-        not pickled: a saved or copied explainer starts with an empty one.
+        the model does not change; :meth:`fit` starts a new one, and so does a model refitted in
+        place (see ``estimator``). The cache is not pickled: a saved or copied explainer starts
+        with an empty one.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
         ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows
@@ -392,19 +401,60 @@ class AnchorExplainer(BaseExplainer):
     def _hash_by_splits(self):
         """A tree ensemble given its input as the sampler makes it: rows it cannot tell apart
         (every feature between the same two split thresholds) are predicted once
-        (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`)."""
+        (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`). Returns whether it
+        does."""
         sampler = self.sampler_
         if not hasattr(sampler, "hash_by_splits"):
-            return
+            return False
         splits = split_thresholds(self.estimator)
         if splits is None:
-            return
+            return False
         names = getattr(self.estimator, "feature_names_in_", None)
         ours = getattr(sampler, "feature_names_in_", None)
         if names is not None and (ours is None or list(names) != list(ours)):
-            return  # the model reads other columns than the sampler's
+            return False  # the model reads other columns than the sampler's
         if self.estimator.n_features_in_ == sampler.n_features_in_:
-            sampler.hash_by_splits(*splits)
+            return bool(sampler.hash_by_splits(*splits))
+        return False
+
+    def _current_model(self):
+        """Read the model again if it was refitted in place since :meth:`fit`.
+
+        The model wrapper computes what the estimator was when it was wrapped (compiled trees,
+        boosting's prior, encoders' tables), the classes, the hashing of rows by the trees'
+        split thresholds and the cache of predictions and searches are the old model's. What
+        :meth:`fit` read from the model alone is read again, so the explanations are those
+        of an explainer fitted anew on the same reference data; what it computed from the
+        model's predictions on the reference data (``balance``, a ``tolerance`` in standard
+        deviations) needs that data, which the explainer does not keep: then this asks for
+        :meth:`fit` again.
+        """
+        changed = self.model_.refitted()
+        if not changed:
+            return
+        regression = isinstance(self.model_, RegressionModel)
+        blocked = None
+        if self.balance:
+            blocked = "its reference rows are weighted by the old model's predictions (balance)"
+        elif regression and self.tolerance_unit == "std":
+            blocked = "its tolerance is in standard deviations of the old model's predictions"
+        elif reads_other_columns(self.estimator, self.sampler_):
+            blocked = "it now reads other columns than the reference data's"
+        model = RegressionModel(self.estimator) if regression else None
+        if model is None:
+            model = as_probability_model(self.estimator, labels_only=True)
+            if model.classes_ is None and blocked is None:
+                blocked = "its classes cannot be read without the reference data"
+        if blocked is None:
+            was_hashed = getattr(self.sampler_, "_split_thresholds", None) is not None
+            self.model_ = model
+            if not self._hash_by_splits() and was_hashed:
+                blocked = "the reference rows are hashed by the old model's split thresholds"
+        if blocked is not None:
+            raise refit_error(self, changed, blocked)
+        if not regression:
+            self.classes_ = self.model_.classes_
+        self._cache = SampleCache(self.cache_size)  # the old model's predictions and searches
 
     def _tabular_params(self):
         # (LIME draws unconditioned rows, which both perturbations draw alike, and its
@@ -487,6 +537,7 @@ class AnchorExplainer(BaseExplainer):
         anchors : list of Anchor
         """
         check_is_fitted(self, "sampler_")
+        self._current_model()
         rows = self.sampler_.split(X)
         targets, call_seconds = self._targets(X, rows, y)
         # Sharing model calls across the rows' searches pays when a call has a high fixed cost
@@ -675,6 +726,7 @@ class AnchorExplainer(BaseExplainer):
         precision : float in [0, 1]
         """
         Z = self.sample(anchor, n_samples, random_state=random_state)
+        self._current_model()
         task = self._task()
         outcomes = task.outcomes(Z, self)
         if anchor.tolerance is not None:  # the anchor's own band (set_params may have moved ours)

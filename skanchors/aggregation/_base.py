@@ -157,8 +157,22 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         docs = self._check_X(X)
         if getattr(self, "_state", None) is None:
             self._setup(docs)
+        else:
+            self._check_model("partial_fit")
         self._run(docs)
         return self
+
+    def _check_model(self, method):
+        """Refuse a model refitted in place since the first ``fit`` / ``partial_fit``: the
+        counts (and the model's wrapper) are the old model's."""
+        changed = self.model_.refitted()
+        if changed:
+            what = f"{', '.join(changed[:4])}{', ...' if len(changed) > 4 else ''} changed"
+            raise ValueError(
+                f"The model was refitted after this {type(self).__name__} was fitted ({what}): "
+                f"its counts and top terms are the old model's, so {method} cannot add to them "
+                "or score them. Call fit to aggregate the refitted model from scratch."
+            )
 
     def get_feature_names_out(self, input_features=None):
         """The top terms of all classes (class by class, best first, each word once)."""
@@ -213,6 +227,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         from ..metrics import aopc_k
 
         check_is_fitted(self, "top_terms_")
+        self._check_model("score")
         docs = check_documents(X, "X", allow_wordless=True)
         return aopc_k(
             self.model_,

@@ -173,7 +173,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     estimator : fitted text classifier or callable
         Anything with ``predict_proba`` on a list of str (an sklearn Pipeline,
         :class:`~skanchors.HFTextClassifier`), or a callable returning probabilities. Only
-        called, never refitted; classes are the model's *predicted* classes.
+        called, never refitted; classes are the model's *predicted* classes. Refitted in
+        place after ``fit``, it is refused by ``partial_fit`` and ``score`` (the counts are
+        the old model's): ``fit`` again.
     aggregation : {"pr", "sq", "av", "h", "base", "inverse_pr"}, default="pr"
         Score of a word for a class (:mod:`skanchors.aggregation.functions`): ``G_pr`` (eqs.
         8-10), ``G_sq`` (eq. 4), ``G_av`` (eq. 5; with ``min_count=5`` the seed's ``G_av^+5``),
