@@ -6,7 +6,8 @@ spends most of an explanation in call overhead. :func:`run_batched` runs the sea
 rows in threads and merges their calls: a call is made when every running search is waiting for
 predictions, on the concatenation of all their rows, and each search gets its own part back.
 Each search still draws from its own generator and sees exactly the predictions it would see
-alone, so the anchors do not change; only the number of model calls does.
+alone, so the anchors do not change; only the number of model calls does. Each anchor's
+counts are those of the rows explained one after the other (:class:`CallAccounts`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from ._base import concat_rows
 
-__all__ = ["run_batched"]
+__all__ = ["CallAccounts", "run_batched"]
 
 
 class _MergedModel:
@@ -138,3 +139,74 @@ def run_batched(task, explain_one, n_rows, max_threads=64):
     if errors:
         raise errors[0]
     return results
+
+
+class CallAccounts:
+    """The prediction cache as the searches of one ``explain`` call that share model calls
+    see it, counting what each search would have cost alone.
+
+    Searches that run together (:func:`run_batched`) claim the rows they need from the cache
+    in whatever order their threads take turns: which search predicts a row that two of them
+    need, and so each anchor's ``n_model_calls`` and ``n_rows_predicted``, varied from run to
+    run. This records, for every search (the cache's ``owner``), the rows each of its
+    requests needed that the cache did not know before the call, and :meth:`attribute` counts
+    them as if the searches had run one after the other in row order, as they do when they do
+    not share calls: a row goes to the first search that needs it, a call to each request
+    with a row of its own. The counts then depend neither on the threads' turns nor on
+    whether the calls were shared; the model still predicts every row once.
+
+    Everything else goes to the cache. Its ``compiled`` reads True, so that the searches ask
+    it for every row (the stream blocks' label memos, which the dictionary cache reads to skip
+    hash lookups, would hide rows another search had just predicted).
+    """
+
+    compiled = True
+
+    def __init__(self, cache):
+        self._wrapped = cache
+        self._lock = threading.Lock()
+        self._filled = {}  # namespace -> hashes predicted during this call
+        self._requests = {}  # id(owner) -> [hashes of each request new to the call]
+
+    def __getattr__(self, name):
+        return getattr(self._wrapped, name)
+
+    def claim_rows(self, namespace, hashes, owner):
+        out = self._wrapped.claim_rows(namespace, hashes, owner)
+        labels = out[0]
+        with self._lock:
+            filled = self._filled.get(namespace, ())
+            known = labels >= 0
+            if filled and known.any():
+                during = np.fromiter((h in filled for h in hashes[known].tolist()), bool)
+                known[np.flatnonzero(known)[during]] = False
+            self._requests.setdefault(id(owner), []).append((namespace, np.unique(hashes[~known])))
+        return out
+
+    def fill(self, namespace, hashes, labels, owner):
+        if labels is not None:
+            with self._lock:
+                self._filled.setdefault(namespace, set()).update(hashes.tolist())
+        return self._wrapped.fill(namespace, hashes, labels, owner)
+
+    def close(self, owner):
+        """The requests of the search ``owner`` (which has ended), forgotten here."""
+        with self._lock:
+            return self._requests.pop(id(owner), [])
+
+    @staticmethod
+    def attribute(requests):
+        """``(n_model_calls, n_rows_predicted)`` of each search, from their requests (one
+        list per search, in row order; None for a search that made none)."""
+        known, out = {}, []  # namespace -> hashes predicted by the searches before
+        for search in requests:
+            calls = rows = 0
+            for namespace, hashes in search or ():
+                seen = known.setdefault(namespace, set())
+                new = set(hashes.tolist()).difference(seen)
+                if new:
+                    calls += 1
+                    rows += len(new)
+                    seen.update(new)
+            out.append((calls, rows))
+        return out

@@ -28,7 +28,7 @@ from ._base import (
     row_seed,
     take_rows,
 )
-from ._batching import _MergedModel, run_batched
+from ._batching import CallAccounts, _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
 from ._search import _arm_kernel, beam_search, estimate
@@ -184,14 +184,15 @@ class AnchorExplainer(BaseExplainer):
         with an empty one.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
-        ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows
-        are split into one chunk per worker. When a one-row call of the model takes more than
-        2 ms (a random forest, a transformer), the searches of the rows of a chunk share their
-        model calls: a call is made when every search of the chunk waits for predictions, on
-        all their samples at once (the anchors are those of rows explained one by one). One
-        row's search stays in one process: splitting its calls over threads made a
-        random-forest pipeline on Adult 3x slower. Each worker's predictions are kept for
-        the call only; what its searches found comes back to the explainer's cache.
+        ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows are
+        split into one chunk per worker. When a one-row call of the model takes more than 2 ms
+        (a random forest, a transformer), the searches of the rows of a chunk share their model
+        calls: a call is made when every search of the chunk waits for predictions, on all their
+        samples at once (the anchors, and their ``n_model_calls`` and ``n_rows_predicted``, are
+        those of rows explained one by one). One row's search stays in one process: splitting
+        its calls over threads made a random-forest pipeline on Adult 3x slower. Each worker's
+        predictions are kept for the call only; what its searches found comes back to the
+        explainer's cache.
     random_state : int, RandomState or None, default=None
         Seeds the perturbations (once, in :meth:`fit`); results are identical for any
         ``n_jobs`` and whether rows are explained alone or together.
@@ -880,14 +881,20 @@ def _explain_chunk(
     """Explain the rows of one chunk; with ``share``, their searches share model calls.
 
     ``shared`` is ``(cache, seed)``: the perturbation streams and the prediction cache;
-    ``positions``: the rows' positions in the call's ``X`` (for ``verbose``).
+    ``positions``: the rows' positions in the call's ``X`` (for ``verbose``). Searches that
+    share calls see the cache through :class:`~skanchors._batching.CallAccounts`, so that
+    each anchor's counts are those of the rows explained one after the other.
     """
+    together = share and len(rows) > 1
+    cache = None if shared is None else shared[0]
+    if together and cache is not None and cache.enabled:
+        cache = CallAccounts(cache)
 
     def one(task, i):
         context = None
         if shared is not None:
             merged = task.model if isinstance(task.model, _MergedModel) else None
-            context = Shared(shared[0], shared[1], task.namespace(targets[i]), merged)
+            context = Shared(cache, shared[1], task.namespace(targets[i]), merged)
         search_params = shared[2] if shared is not None else None
         anchor = _explain_one(
             sampler, task, rows[i], targets[i], int(seeds[i]), params, context, search_params
@@ -899,9 +906,14 @@ def _explain_chunk(
             print(f"[skanchors] row {where}: {anchor} ({anchor.wall_time:.2f} s)", flush=True)
         return anchor
 
-    if len(rows) == 1 or not share:
+    if not together:
         return [one(task, i) for i in range(len(rows))]
-    return run_batched(task, one, len(rows))
+    anchors = run_batched(task, one, len(rows))
+    if isinstance(cache, CallAccounts):
+        requests = [a.__dict__.pop("_requests", None) for a in anchors]
+        for anchor, (calls, n_rows) in zip(anchors, CallAccounts.attribute(requests)):
+            anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
+    return anchors
 
 
 class _Classification:
@@ -1028,6 +1040,7 @@ def _reuse(anchor, row, start):
     out.examples_hold = _copy_rows(anchor.examples_hold)
     out.examples_fail = _copy_rows(anchor.examples_fail)
     out.instance = row
+    out.__dict__.pop("_requests", None)
     if start is not None:
         out.n_model_calls = 0
         out.n_rows_predicted = 0
@@ -1048,6 +1061,8 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     predict, label = task.labeler(target)
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
+    accounts = None if shared is None else shared.cache
+    requests = accounts.close(store) if isinstance(accounts, CallAccounts) else None
     # the bounds at the level the search validated at, so that is_anchor reads off them
     beta = result.beta
     counts, precisions, lb, ub = estimate(store, result.order, beta)
@@ -1067,7 +1082,7 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     correct = store.correct[valid]
     hold = valid[correct][:_N_EXAMPLES]
     fail = valid[~correct][:_N_EXAMPLES]
-    return Anchor(
+    anchor = Anchor(
         predicates=tuple(preds),
         prediction=target,
         precision=precision,
@@ -1085,3 +1100,6 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
         wall_time=time.perf_counter() - start,
         instance=row,
     )
+    if requests is not None:
+        anchor._requests = requests  # counted by _explain_chunk once every search has ended
+    return anchor
