@@ -644,10 +644,13 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         """Candidate filtering: can the word still reach the top-k of its class? (see
         :mod:`skanchors.aggregation._filtering`)."""
         name = self.aggregation
+        exact = self._filter_mode() == "exact"
+        if exact and name in ("pr", "inverse_pr"):  # (nothing is provable: see there)
+            return np.ones(self._a_pos.shape, dtype=bool)
         pending = self._pending_c * eligible[:, None]  # what a run without filtering tests
         scores = self._scores(name)
         ranked = self._ranked(scores, name)
-        if self._filter_mode() == "exact":
+        if exact:
             return exact_worth_testing(
                 name, self._a_pos, self._a_neg, pending + self._skipped, ranked, self.k
             )
