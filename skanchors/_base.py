@@ -28,8 +28,6 @@ __all__ = [
     "concat_rows",
     "is_text",
     "outside_stacklevel",
-    "reads_other_columns",
-    "refit_error",
     "row_seed",
     "take_rows",
 ]
@@ -136,26 +134,6 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
     def _tabular_params(self):
         """The parameters of the default tabular sampler that the explainer sets."""
         return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
-
-
-def reads_other_columns(estimator, sampler):
-    """Whether a refitted estimator reads other columns than the sampler's reference data."""
-    model = getattr(estimator, "__self__", estimator)
-    n = getattr(model, "n_features_in_", None)
-    if n is not None and getattr(sampler, "n_features_in_", n) != n:
-        return True
-    names = getattr(model, "feature_names_in_", None)
-    ours = getattr(sampler, "feature_names_in_", None)
-    return names is not None and ours is not None and list(names) != list(ours)
-
-
-def refit_error(explainer, changed, reason):
-    """The error for a model refitted after ``explainer.fit`` that cannot be read again."""
-    what = f"{', '.join(changed[:4])}{', ...' if len(changed) > 4 else ''} changed"
-    return ValueError(
-        f"The model was refitted after {type(explainer).__name__}.fit ({what}) and {reason}: "
-        "call fit(X) again to explain the refitted model."
-    )
 
 
 def check_model_columns(estimator, sampler, X=None):

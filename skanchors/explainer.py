@@ -23,14 +23,13 @@ from ._base import (
     check_model_columns,
     n_workers,
     outside_stacklevel,
-    reads_other_columns,
-    refit_error,
     row_seed,
     take_rows,
 )
 from ._batching import CallAccounts, _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
+from ._refit import reads_other_columns, refit_error
 from ._search import _arm_kernel, beam_search, estimate
 from .models import RegressionModel, as_probability_model, split_thresholds
 

@@ -48,8 +48,6 @@ from ._base import (
     check_model_columns,
     concat_rows,
     n_workers,
-    reads_other_columns,
-    refit_error,
     row_seed,
 )
 from ._explanation import (
@@ -61,6 +59,7 @@ from ._explanation import (
     _unserialisable,
     plain_text,
 )
+from ._refit import reads_other_columns, refit_error
 from .discretizers import format_value
 from .models import as_probability_model
 

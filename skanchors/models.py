@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import _trees
 from ._columnwise import ColumnwiseHead
+from ._refit import changed_attributes, fitted_state
 
 __all__ = [
     "ProbabilityModel",
@@ -693,122 +694,6 @@ class _FinalStep:
         return np.asarray(self(X)).argmax(axis=1)
 
 
-# Private attributes that scikit-learn's histogram boosting sets at fit and that its
-# prediction (and this module's path for it) reads; the public fitted attributes (names ending
-# in "_") are read for every estimator.
-_PRIVATE_FITTED = ("_predictors", "_baseline_prediction", "_bin_mapper", "_preprocessor")
-# Fitted arrays of at most this many elements are also compared by value, so that an update in
-# place (partial_fit, say) is seen; larger ones by identity and shape.
-_SMALL_ARRAY = 4096
-
-
-def _token(value):
-    """What is kept of one fitted attribute: numbers and strings by value, arrays and other
-    objects by identity (a reference is kept, so the identity cannot be reused), lists and
-    arrays also by length or shape (a warm start appends trees to the same list), small
-    arrays also by value."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
-        return ("value", value)
-    if isinstance(value, np.ndarray):
-        small = value.dtype != object and value.size <= _SMALL_ARRAY
-        return ("array", value, value.shape, value.copy() if small else None)
-    if isinstance(value, (list, tuple, dict)):
-        return ("object", value, len(value))
-    return ("object", value, None)
-
-
-def _same_token(a, b):
-    if a[0] != b[0]:
-        return False
-    if a[0] == "value":
-        x, y = a[1], b[1]
-        return type(x) is type(y) and (x == y or (x != x and y != y))  # (NaN equals NaN here)
-    if a[1] is not b[1] or a[2] != b[2]:
-        return False
-    if a[0] == "array" and a[3] is not None:
-        try:
-            return bool(np.array_equal(a[3], b[1], equal_nan=True))
-        except TypeError:  # (strings: no NaN)
-            return bool(np.array_equal(a[3], b[1]))
-    return True
-
-
-def _sub_estimators(value):
-    """The estimators a parameter holds: itself, or the steps of a list (a Pipeline's
-    ``steps``, a ColumnTransformer's ``transformers``)."""
-    if hasattr(value, "get_params") and not isinstance(value, type):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        out = []
-        for item in value:
-            if isinstance(item, tuple):
-                out += [v for v in item if hasattr(v, "get_params") and not isinstance(v, type)]
-            elif hasattr(item, "get_params") and not isinstance(item, type):
-                out.append(item)
-        return out
-    return []
-
-
-def fitted_state(estimator):
-    """A cheap fingerprint of what a fitted estimator predicts from, or None where it cannot
-    be read (a plain function).
-
-    The public fitted attributes (names ending in ``_``: ``estimators_``, ``classes_``,
-    ``coef_``, a ColumnTransformer's ``transformers_``...) and histogram boosting's private
-    ones, of the estimator and of the estimators its parameters hold (a Pipeline's steps,
-    recursively), each by :func:`_token`. ``fit`` assigns new objects to them, so a refit in
-    place (``rf.fit(X, other_y)`` on the same object, with as many trees or not) changes the
-    fingerprint; a warm start that appends trees changes a length. Compare two with
-    :func:`changed_attributes`.
-    """
-    if isinstance(estimator, LabelsAsProbabilities):
-        estimator = estimator.estimator
-    estimator = getattr(estimator, "__self__", estimator)  # a bound method: its estimator
-    if not hasattr(estimator, "get_params") or isinstance(estimator, type):
-        return None
-    out = {}
-    _collect(estimator, "", out, set())
-    return out
-
-
-_PARAM_NAMES = {}  # estimator class -> its parameter names (get_params reads a signature)
-
-
-def _collect(estimator, path, out, seen):
-    if id(estimator) in seen:
-        return
-    seen.add(id(estimator))
-    kind = type(estimator)
-    names = _PARAM_NAMES.get(kind)
-    if names is None:
-        try:
-            names = tuple(estimator.get_params(deep=False))
-        except Exception:  # noqa: BLE001 (an estimator-like object: its attributes alone)
-            names = ()
-        _PARAM_NAMES[kind] = names
-    params = {name: getattr(estimator, name, None) for name in names}
-    for name, value in vars(estimator).items():
-        fitted = (name.endswith("_") and not name.startswith("_")) or name in _PRIVATE_FITTED
-        if fitted and name not in params:
-            out[path + name] = _token(value)
-    for name, value in params.items():
-        for i, sub in enumerate(_sub_estimators(value)):
-            _collect(sub, f"{path}{name}[{i}].", out, seen)
-
-
-def changed_attributes(before, after):
-    """Names of the fitted attributes that differ between two :func:`fitted_state`
-    fingerprints (empty when either is None)."""
-    if before is None or after is None:
-        return []
-    names = sorted(set(before) | set(after))
-    return [
-        n
-        for n in names
-        if n not in before or n not in after or not _same_token(before[n], after[n])
-    ]
-
-
 class ProbabilityModel:
     """A black box with ``predict_proba``, its class labels, and a call counter.
 
@@ -862,8 +747,8 @@ class ProbabilityModel:
     more trees) and wrap it again, as :meth:`AnchorExplainer.fit` does (a wrapper kept from
     before the refit returns the old model's probabilities). :meth:`refitted` tells: it
     compares a fingerprint of the estimator's fitted attributes taken when it was wrapped
-    (:func:`fitted_state`) with the current one; the explainers check it before they use the
-    model.
+    (:func:`skanchors._refit.fitted_state`) with the current one; the explainers check it
+    before they use the model.
     """
 
     def __init__(self, estimator, classes=None):
@@ -887,6 +772,8 @@ class ProbabilityModel:
         # whether _fn is an adapter of this module, whose ``labels`` give the classes alone
         # (a user's callable may have an attribute of that name meaning something else)
         self._adapted = isinstance(self._fn, (_CheckedProba, _PipelineProba))
+        if isinstance(estimator, LabelsAsProbabilities):
+            estimator = estimator.estimator
         self._source = estimator
         self._state = fitted_state(estimator)
 

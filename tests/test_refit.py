@@ -24,8 +24,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skanchors import AnchorExplainer, LimeExplainer
+from skanchors._refit import fitted_state
 from skanchors.aggregation import GlobalAnchorAggregator
-from skanchors.models import ProbabilityModel, RegressionModel, fitted_state
+from skanchors.models import ProbabilityModel, RegressionModel
 
 pytestmark = pytest.mark.filterwarnings("ignore:Row .*no rule reached")
 
