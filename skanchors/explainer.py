@@ -569,29 +569,33 @@ class AnchorExplainer(BaseExplainer):
         shared = (self._cache, base, self._search_params())
         n_jobs = self.n_jobs
         found, copies = {}, {}
-        if n_jobs is None or n_jobs == 1 or len(rows) == 1:
-            chunks = [list(range(len(rows)))]
+        parallel = not (n_jobs is None or n_jobs == 1 or len(rows) == 1)
+        if not parallel and not (share and len(rows) > 1 and self._cache.enabled):
+            chunks = [list(range(len(rows)))]  # one search after the other: the cache reuses
         else:
-            # Workers get an empty copy of the cache: the rows whose search it holds are
-            # answered here (each search's result came back from the worker that made it).
-            if self._cache.has_searches():
-                task = self._task()
-                for i, (r, t) in enumerate(zip(rows, targets)):
+            # Searches that run at the same time (in workers, or in threads that share model
+            # calls) cannot find each other's results in the cache. The rows whose search the
+            # cache holds are answered here, and a search that two rows would make (the same
+            # key: see _search_key) is made once, for the first of them, as in one search
+            # after the other; in workers (which get an empty copy of the cache), so is a row
+            # given more than once.
+            task, first = self._task(), {}
+            for i, (r, t) in enumerate(zip(rows, targets)):
+                key = None
+                if self._cache.enabled and shared[2] is not None:
                     instance = self.sampler_.instance(r)
                     key = _search_key(instance, task.namespace(t), t, base, shared[2])
-                    hit = None if key is None else self._cache.get_search(key)
-                    if hit is not None:
-                        found[i] = hit
-            # A row given more than once is searched once, as in one process (where the copies
-            # find the first one's search in the cache): not once in each worker.
-            first, copies = {}, {}
-            for i in range(len(rows)):
-                identity = _row_identity(rows[i]) if self._cache.enabled else None
-                if i in found or identity is None:
+                hit = None if key is None else self._cache.get_search(key)
+                if hit is not None:
+                    found[i] = hit
                     continue
-                identity = (identity, _plain(targets[i]))
+                if key is None and parallel and self._cache.enabled:
+                    key = _row_identity(r)
+                    key = None if key is None else (key, _plain(t))
+                if key is None:
+                    continue
                 try:
-                    earlier = first.setdefault(identity, i)
+                    earlier = first.setdefault(key, i)
                 except TypeError:  # (pd.NA compared with a value: no verdict, no sharing)
                     continue
                 if earlier != i:
@@ -600,7 +604,7 @@ class AnchorExplainer(BaseExplainer):
                 [i for i in range(len(rows)) if i not in found and i not in copies], dtype=np.intp
             )
             # One chunk per worker: the rows of a chunk share their model calls.
-            n_chunks = min(len(todo), effective_n_jobs(n_jobs))
+            n_chunks = min(len(todo), effective_n_jobs(n_jobs)) if parallel else 1
             chunks = [c.tolist() for c in np.array_split(todo, n_chunks)] if len(todo) else []
         tasks = (
             delayed(_explain_chunk)(

@@ -407,3 +407,33 @@ def test_an_anchor_s_counts_do_not_depend_on_sharing_or_turns(titanic, numba, mo
         assert sum(n for _, n in counts) == model.rows
     assert runs[1] == runs[0] and runs[2] == runs[0]
     assert len({n for _, n in runs[0][1]}) > 3  # (the rows do cost different amounts)
+
+
+@pytest.mark.filterwarnings("ignore:Row .*no rule reached")
+@pytest.mark.parametrize("limit", [float("inf"), 0.0], ids=["one after the other", "shared"])
+def test_rows_with_one_search_are_searched_once_whether_or_not_they_share_calls(
+    titanic, limit, monkeypatch
+):
+    # Searches that share calls run at the same time and could not find each other's result
+    # in the cache: two rows with the same search (the same bins) were searched twice when a
+    # one-row call happened to take more than 2 ms (a loaded machine), once otherwise.
+    import skanchors.explainer as explainer_module
+    from skanchors import AnchorExplainer
+
+    monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", limit)
+    searched = []
+    search = explainer_module._search_one
+
+    def counting(instance, task, row, *args, **kwargs):
+        searched.append(row)
+        return search(instance, task, row, *args, **kwargs)
+
+    monkeypatch.setattr(explainer_module, "_search_one", counting)
+    X, forest = titanic
+    twins = X.iloc[[0, 0, 1, 0, 1]]  # two searches for five rows
+    model = _Counting(forest, seed=0)
+    anchors = AnchorExplainer(model, random_state=0).fit(X).explain(twins)
+    assert len(searched) == 2
+    assert [str(a) for a in anchors] == [str(anchors[i]) for i in (0, 0, 2, 0, 2)]
+    assert [anchors[i].n_model_calls for i in (1, 3, 4)] == [1, 1, 1]  # their row's call only
+    assert sum(a.n_rows_predicted for a in anchors) == model.rows
