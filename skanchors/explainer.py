@@ -445,13 +445,15 @@ class AnchorExplainer(BaseExplainer):
             model = as_probability_model(self.estimator, labels_only=True)
             if model.classes_ is None and blocked is None:
                 blocked = "its classes cannot be read without the reference data"
+        if blocked is None and model.refitted():
+            blocked = "it was given in a ProbabilityModel built before the refit: wrap it again"
         if blocked is None:
             was_hashed = getattr(self.sampler_, "_split_thresholds", None) is not None
-            self.model_ = model
             if not self._hash_by_splits() and was_hashed:
                 blocked = "the reference rows are hashed by the old model's split thresholds"
         if blocked is not None:
             raise refit_error(self, changed, blocked)
+        self.model_ = model
         if not regression:
             self.classes_ = self.model_.classes_
         self._cache = SampleCache(self.cache_size)  # the old model's predictions and searches

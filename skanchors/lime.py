@@ -544,6 +544,9 @@ class LimeExplainer(BaseExplainer):
         if model.classes_ is None:
             reason = "its classes cannot be read without the reference data"
             raise refit_error(self, changed, reason)
+        if model.refitted():
+            reason = "it was given in a ProbabilityModel built before the refit: wrap it again"
+            raise refit_error(self, changed, reason)
         self.model_, self.classes_ = model, model.classes_
         if self.target_class is not None:
             self._class_index(self.target_class, "target_class")

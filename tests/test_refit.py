@@ -189,3 +189,15 @@ def test_aggregators_refuse_to_add_a_refitted_model_s_counts():
         agg.score(docs)
     agg.fit(docs)  # from scratch: the refitted model's words
     assert agg.top_terms_[1][0][0] == "bad"
+
+
+def test_a_model_given_in_a_wrapper_built_before_the_refit_is_refused():
+    forest = _forest().fit(_bare_forest_data(), Y_OLD)
+    wrapped = ProbabilityModel(forest)
+    explainer = AnchorExplainer(wrapped, random_state=0).fit(_bare_forest_data())
+    lime = LimeExplainer(wrapped, random_state=0).fit(_bare_forest_data())
+    forest.fit(_bare_forest_data(), Y_NEW)
+    for refitted in (explainer, lime):
+        for _ in range(2):  # (and stays refused: nothing was half read)
+            with pytest.raises(ValueError, match="wrap it again"):
+                refitted.explain(_bare_forest_data()[:1])
