@@ -165,28 +165,23 @@ class CallAccounts:
     def __init__(self, cache):
         self._wrapped = cache
         self._lock = threading.Lock()
-        self._filled = {}  # namespace -> hashes predicted during this call
-        self._requests = {}  # id(owner) -> [hashes of each request new to the call]
+        self._filled = []  # (namespace, hashes) predicted during this call
+        self._requests = {}  # id(owner) -> [(namespace, hashes, known to the cache then)]
 
     def __getattr__(self, name):
         return getattr(self._wrapped, name)
 
     def claim_rows(self, namespace, hashes, owner):
         out = self._wrapped.claim_rows(namespace, hashes, owner)
-        labels = out[0]
+        known = out[0] >= 0  # (read now: the caller fills the labels in)
         with self._lock:
-            filled = self._filled.get(namespace, ())
-            known = labels >= 0
-            if filled and known.any():
-                during = np.fromiter((h in filled for h in hashes[known].tolist()), bool)
-                known[np.flatnonzero(known)[during]] = False
-            self._requests.setdefault(id(owner), []).append((namespace, np.unique(hashes[~known])))
+            self._requests.setdefault(id(owner), []).append((namespace, hashes, known))
         return out
 
     def fill(self, namespace, hashes, labels, owner):
         if labels is not None:
             with self._lock:
-                self._filled.setdefault(namespace, set()).update(hashes.tolist())
+                self._filled.append((namespace, hashes))
         return self._wrapped.fill(namespace, hashes, labels, owner)
 
     def close(self, owner):
@@ -194,19 +189,35 @@ class CallAccounts:
         with self._lock:
             return self._requests.pop(id(owner), [])
 
-    @staticmethod
-    def attribute(requests):
+    def attribute(self, requests):
         """``(n_model_calls, n_rows_predicted)`` of each search, from their requests (one
-        list per search, in row order; None for a search that made none)."""
-        known, out = {}, []  # namespace -> hashes predicted by the searches before
-        for search in requests:
-            calls = rows = 0
-            for namespace, hashes in search or ():
-                seen = known.setdefault(namespace, set())
-                new = set(hashes.tolist()).difference(seen)
-                if new:
-                    calls += 1
-                    rows += len(new)
-                    seen.update(new)
-            out.append((calls, rows))
-        return out
+        list per search, in row order; None for a search that made none).
+
+        A row is new to the call unless the cache knew it at the request and nobody
+        predicted it during the call; each new row counts for the first request (in row
+        order, then in each search's order) that needed it, and each request with a row of
+        its own counts one call.
+        """
+        filled = {}
+        for namespace, hashes in self._filled:
+            filled.setdefault(namespace, []).append(hashes)
+        filled = {ns: np.unique(np.concatenate(parts)) for ns, parts in filled.items()}
+        flat = [(s, r) for s, search in enumerate(requests) for r in (search or ())]
+        per_namespace = {}
+        for j, (_, (namespace, hashes, known)) in enumerate(flat):
+            per_namespace.setdefault(namespace, []).append((j, hashes, known))
+        rows = np.zeros(len(flat), dtype=np.int64)
+        for namespace, parts in per_namespace.items():
+            hashes = np.concatenate([h for _, h, _ in parts])
+            new = ~np.concatenate([k for _, _, k in parts])
+            if namespace in filled:
+                new |= np.isin(hashes, filled[namespace])
+            owner = np.repeat([j for j, _, _ in parts], [len(h) for _, h, _ in parts])
+            hashes, owner = hashes[new], owner[new]
+            _, first = np.unique(hashes, return_index=True)  # (first occurrences, in order)
+            rows += np.bincount(owner[first], minlength=len(flat))
+        search = np.array([s for s, _ in flat], dtype=np.intp)
+        n = len(requests)
+        calls = np.bincount(search, weights=rows > 0, minlength=n).astype(np.int64)
+        total = np.bincount(search, weights=rows, minlength=n).astype(np.int64)
+        return list(zip(calls.tolist(), total.tolist()))

@@ -916,7 +916,7 @@ def _explain_chunk(
     anchors = run_batched(task, one, len(rows))
     if isinstance(cache, CallAccounts):
         requests = [a.__dict__.pop("_requests", None) for a in anchors]
-        for anchor, (calls, n_rows) in zip(anchors, CallAccounts.attribute(requests)):
+        for anchor, (calls, n_rows) in zip(anchors, cache.attribute(requests)):
             anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
     return anchors
 
