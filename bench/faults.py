@@ -4,6 +4,7 @@ Run from the project's environment with a copy of the code before the fixes::
 
     git archive e8095f3 skanchors | tar -x -C /tmp/before
     PYTHONPATH=. python bench/faults.py --before /tmp/before
+    python bench/faults.py --rewrite --notes notes.md     # the report again, with a reading
 
 Each measurement runs in a fresh process, once with this checkout's ``skanchors`` and once
 with the one under ``--before``, alternating, ``--repeats`` times (3); wall times are medians,
@@ -162,6 +163,19 @@ def main(argv):
     if argv[:1] == ["--measure"]:
         measure(argv[1], argv[2])
         return
+    if "--notes" in argv:  # a reading of the results, kept in the JSON and the report
+        i = argv.index("--notes")
+        with open(argv[i + 1]) as fh:
+            notes = fh.read().strip()
+        argv = argv[:i] + argv[i + 2 :]
+        if "--rewrite" in argv:
+            with open(os.path.join(HERE, "results_faults.json")) as fh:
+                data = json.load(fh)
+            data["notes"] = notes
+            with open(os.path.join(HERE, "results_faults.json"), "w") as fh:
+                json.dump(data, fh, indent=1)
+            write(data)
+            return
     before = argv[argv.index("--before") + 1] if "--before" in argv else None
     repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 3
     plan = [("shared", n) for n in ("titanic", "adult")]
@@ -211,6 +225,7 @@ def write(data):
         "before the fixes (e8095f3); *after*: this branch. 20 test rows of each data set "
         "(numbers only: categories as codes), a 100-tree random forest, default parameters.",
         "",
+        *([data["notes"], ""] if data.get("notes") else []),
         "## Each anchor's counts when rows share model calls",
         "",
         "The forest given as `forest.predict_proba` (scikit-learn's, ~10 ms a call): the 20 "
