@@ -498,7 +498,8 @@ class KLLUCB:
         Exploration rate of the confidence bounds (``skanchors._bandit.compute_beta``).
         ``"theory"`` is the rate of the KL-LUCB proof (epsilon-correct selection with
         probability ``1 - delta``), as in the authors' code and alibi. ``"light"``
-        (``log((log t + 1) / delta)``) stops much sooner: on the benchmark's Adult and Titanic
+        (``log((log t + 1) / delta)``) is not covered by that proof (see :meth:`select`);
+        it stops much sooner: on the benchmark's Adult and Titanic
         models it cut the rows of an explanation by 1.8-2.7 times and its model calls by
         1.9-2.7 times. The selection only
         chooses which candidates the search validates and extends; every anchor returned is
@@ -570,7 +571,17 @@ class KLLUCB:
             Tolerance: stop when the best excluded arm's upper bound exceeds the worst
             included arm's lower bound by at most ``epsilon``.
         delta : float
-            The selection is epsilon-correct with probability at least ``1 - delta``.
+            Confidence parameter of the exploration rate (:func:`compute_beta`). Only with
+            ``exploration="theory"`` does it carry Kaufmann and Kalyanakrishnan's guarantee:
+            the ``n_best`` arms returned all have a mean above the ``n_best``-th best mean
+            minus ``epsilon``, with probability at least ``1 - delta`` (for arms whose
+            confidence bounds hold as the proof's KL bounds do, independent samples of each
+            arm). With ``"light"`` (the default) there is no such guarantee: its rate,
+            ``log((log t + 1) / delta)``, is the level of one arm's bound at one round,
+            whereas the proof needs the bounds of all arms at all rounds to hold together;
+            ``delta`` then sets how wide the bounds are, and how often the selection misses
+            the epsilon-best arms is not bounded by it. (The anchor search validates every
+            rule it returns on its own, at its own rate.)
         batch_size : int
             Samples drawn per arm and round.
         """
@@ -632,10 +643,17 @@ def _pull(arms, indices, n, available):
 class BatchSAR:
     """Successive Accepts and Rejects with batched pulls (Jun et al. 2016).
 
-    A fixed-budget bandit made for parallel evaluation: each phase samples *every* surviving
-    arm in one batch (one model call), then either accepts the empirically best arm or
-    rejects the worst, whichever gap is larger. Phase lengths follow the SAR schedule
-    ``n_s = ceil((T - K) / (logbar(K) (K + 1 - s)))`` (Bubeck et al. 2013).
+    A fixed-budget bandit made for parallel evaluation: each phase tops every surviving arm
+    up to the phase's count in one batch (one model call), then either accepts the
+    empirically best arm or rejects the worst, whichever gap is larger. Phase counts follow
+    the SAR schedule ``n_s = ceil((T - K) / (logbar(K) (K + 1 - s)))`` (Bubeck et al. 2013).
+    In the paper every surviving arm has the same count, so a phase pulls each by the same
+    number; here arms can start with samples of their own (shared with other rules, or drawn
+    in an earlier round), so each arm is pulled by what it lacks, and an arm already past
+    the phase's count is not pulled. Arms that can draw a different number of samples per arm
+    in one call (a method ``pull_each(indices, counts)``) get exactly that; with only
+    ``pull(indices, n)``, the arms that lack samples are pulled by the largest lack (one call
+    still; those that lacked fewer get more than the schedule asks).
 
     Parameters
     ----------
@@ -680,7 +698,8 @@ class BatchSAR:
 
         ``batch_size`` is the least number of samples each surviving arm has after a phase
         (the first phase draws at least that many); later phases top every surviving arm up to
-        the schedule's count, in one model call each.
+        the schedule's count, in one model call each: each arm is pulled by what it lacks (see
+        the class notes).
         """
         n_arms = _check_arms(arms, n_best)
         if n_best >= n_arms:
@@ -702,8 +721,7 @@ class BatchSAR:
             target = max(target, batch_size)
             need = np.array([target - arms.n_samples[i] for i in surviving])
             if need.max() > 0:
-                # One batch for every surviving arm: a single model call per phase.
-                arms.pull(np.array(surviving), int(max(need.max(), 1)))
+                self._top_up(arms, np.array(surviving), need)
             means = arm_means(arms)[surviving]
             order = _ranking(arms, surviving)[::-1]  # best first
             k_left = n_best - len(accepted)
@@ -719,6 +737,20 @@ class BatchSAR:
             accepted += [surviving[i] for i in order[: n_best - len(accepted)]]
         chosen = np.array(accepted)
         return chosen[_ranking(arms, chosen)]
+
+    @staticmethod
+    def _top_up(arms, indices, need):
+        """Pull each arm of ``indices`` by its ``need`` (the samples it lacks), in one model
+        call: ``arms.pull_each(indices, counts)`` where the arms have it, else ``arms.pull``
+        of the arms that lack samples by the largest lack."""
+        lacking = need > 0
+        indices = indices[lacking]
+        counts = np.ceil(need[lacking]).astype(np.int64)
+        pull_each = getattr(arms, "pull_each", None)
+        if callable(pull_each):
+            pull_each(indices, counts)
+        else:
+            arms.pull(indices, int(counts.max()))
 
 
 def arm_means(arms):

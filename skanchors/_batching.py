@@ -6,7 +6,8 @@ spends most of an explanation in call overhead. :func:`run_batched` runs the sea
 rows in threads and merges their calls: a call is made when every running search is waiting for
 predictions, on the concatenation of all their rows, and each search gets its own part back.
 Each search still draws from its own generator and sees exactly the predictions it would see
-alone, so the anchors do not change; only the number of model calls does.
+alone, so the anchors do not change; only the number of model calls does. Each anchor's
+counts are those of the rows explained one after the other (:class:`CallAccounts`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from ._base import concat_rows
 
-__all__ = ["run_batched"]
+__all__ = ["CallAccounts", "run_batched"]
 
 
 class _MergedModel:
@@ -138,3 +139,85 @@ def run_batched(task, explain_one, n_rows, max_threads=64):
     if errors:
         raise errors[0]
     return results
+
+
+class CallAccounts:
+    """The prediction cache as the searches of one ``explain`` call that share model calls
+    see it, counting what each search would have cost alone.
+
+    Searches that run together (:func:`run_batched`) claim the rows they need from the cache
+    in whatever order their threads take turns: which search predicts a row that two of them
+    need, and so each anchor's ``n_model_calls`` and ``n_rows_predicted``, varied from run to
+    run. This records, for every search (the cache's ``owner``), the rows each of its
+    requests needed that the cache did not know before the call, and :meth:`attribute` counts
+    them as if the searches had run one after the other in row order, as they do when they do
+    not share calls: a row goes to the first search that needs it, a call to each request
+    with a row of its own. The counts then depend neither on the threads' turns nor on
+    whether the calls were shared; the model still predicts every row once.
+
+    Everything else goes to the cache. Its ``compiled`` reads True, so that the searches ask
+    it for every row (the stream blocks' label memos, which the dictionary cache reads to skip
+    hash lookups, would hide rows another search had just predicted).
+    """
+
+    compiled = True
+
+    def __init__(self, cache):
+        self._wrapped = cache
+        self._lock = threading.Lock()
+        self._filled = []  # (namespace, hashes) predicted during this call
+        self._requests = {}  # id(owner) -> [(namespace, hashes, known to the cache then)]
+
+    def __getattr__(self, name):
+        return getattr(self._wrapped, name)
+
+    def claim_rows(self, namespace, hashes, owner):
+        out = self._wrapped.claim_rows(namespace, hashes, owner)
+        known = out[0] >= 0  # (read now: the caller fills the labels in)
+        with self._lock:
+            self._requests.setdefault(id(owner), []).append((namespace, hashes, known))
+        return out
+
+    def fill(self, namespace, hashes, labels, owner):
+        if labels is not None:
+            with self._lock:
+                self._filled.append((namespace, hashes))
+        return self._wrapped.fill(namespace, hashes, labels, owner)
+
+    def close(self, owner):
+        """The requests of the search ``owner`` (which has ended), forgotten here."""
+        with self._lock:
+            return self._requests.pop(id(owner), [])
+
+    def attribute(self, requests):
+        """``(n_model_calls, n_rows_predicted)`` of each search, from their requests (one
+        list per search, in row order; None for a search that made none).
+
+        A row is new to the call unless the cache knew it at the request and nobody
+        predicted it during the call; each new row counts for the first request (in row
+        order, then in each search's order) that needed it, and each request with a row of
+        its own counts one call.
+        """
+        filled = {}
+        for namespace, hashes in self._filled:
+            filled.setdefault(namespace, []).append(hashes)
+        filled = {ns: np.unique(np.concatenate(parts)) for ns, parts in filled.items()}
+        flat = [(s, r) for s, search in enumerate(requests) for r in (search or ())]
+        per_namespace = {}
+        for j, (_, (namespace, hashes, known)) in enumerate(flat):
+            per_namespace.setdefault(namespace, []).append((j, hashes, known))
+        rows = np.zeros(len(flat), dtype=np.int64)
+        for namespace, parts in per_namespace.items():
+            hashes = np.concatenate([h for _, h, _ in parts])
+            new = ~np.concatenate([k for _, _, k in parts])
+            if namespace in filled:
+                new |= np.isin(hashes, filled[namespace])
+            owner = np.repeat([j for j, _, _ in parts], [len(h) for _, h, _ in parts])
+            hashes, owner = hashes[new], owner[new]
+            _, first = np.unique(hashes, return_index=True)  # (first occurrences, in order)
+            rows += np.bincount(owner[first], minlength=len(flat))
+        search = np.array([s for s, _ in flat], dtype=np.intp)
+        n = len(requests)
+        calls = np.bincount(search, weights=rows > 0, minlength=n).astype(np.int64)
+        total = np.bincount(search, weights=rows, minlength=n).astype(np.int64)
+        return list(zip(calls.tolist(), total.tolist()))

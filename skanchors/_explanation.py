@@ -293,13 +293,17 @@ class Anchor:
     examples_hold, examples_fail : DataFrame, ndarray or list
         Perturbations covered by the rule on which the prediction holds / changes.
     n_model_calls, n_rows_predicted : int
-        True number of calls to the model and of rows it predicted for this anchor: the call
-        that predicted the explained row (the class to anchor) and the search's. When several
-        rows are explained in one call, they share model calls (the rows themselves are
-        predicted in two calls, the first row alone): ``n_model_calls`` counts the calls this
-        row took part in (each also predicting other rows), ``n_rows_predicted`` only this
-        row's. A row whose search was reused (see the user guide) counts its own prediction
-        only.
+        Calls to the model and rows it predicted for this anchor: the call that predicted the
+        explained row (the class to anchor) and the search's. When several rows are
+        explained in one call, the counts are those of explaining them one after the other in
+        their order: a perturbation two searches need counts for the first, which the other
+        then finds in the prediction cache, and a search counts one call per request with a
+        row of its own. They do not depend on whether the searches shared model calls (a
+        slow model's are merged: the model then makes fewer calls than the anchors count;
+        the rows themselves are predicted in two calls, the first row alone) nor on the
+        order their threads ran in, so identical runs report identical counts; the rows
+        add up to the rows the model predicted. A row whose search was reused (see the user
+        guide) counts its own prediction only.
     wall_time : float
         Seconds from the start of this row's search to its end. Rows explained in one
         ``explain`` call share model calls and overlap in time, so their wall times add up to

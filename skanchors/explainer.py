@@ -26,9 +26,10 @@ from ._base import (
     row_seed,
     take_rows,
 )
-from ._batching import _MergedModel, run_batched
+from ._batching import CallAccounts, _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
+from ._refit import reads_other_columns, refit_error
 from ._search import _arm_kernel, beam_search, estimate
 from .discretizers import EdgesDiscretizer, TreeDiscretizer, bin_spread
 from .models import RegressionModel, as_probability_model, split_thresholds
@@ -59,7 +60,14 @@ class AnchorExplainer(BaseExplainer):
         ``classes_`` (``LinearSVC``: anchors compare predicted classes), or a callable
         returning probabilities of shape (n, n_classes), whose classes are numbered 0, 1,
         ... (``model.predict_proba`` itself keeps the model's labels). It is only called,
-        never refitted.
+        never refitted. If you refit it in place after :meth:`fit` (``model.fit(X, y)`` on
+        the same object), :meth:`explain` and :meth:`perturbation_precision` notice it (the
+        model's fitted attributes are fingerprinted at ``fit``) and read the model again:
+        its classes, its compiled trees and a new cache, as a new :meth:`fit` on the same
+        reference data would; with ``balance=True`` or a regression tolerance in standard
+        deviations, which come from the old model's predictions on the reference data, they
+        raise a ``ValueError`` asking for :meth:`fit` again. A plain function cannot be
+        fingerprinted: fit the explainer again if it changes.
     threshold : float in (0, 1], default=0.95
         The paper's tau: the precision a rule must reach to be an anchor.
     delta : float in (0, 1), default=0.1
@@ -199,19 +207,20 @@ class AnchorExplainer(BaseExplainer):
         ``cache_size`` (0 keeps nothing).
         Each kept prediction takes about 250 bytes with its perturbation (measured on
         Adult's 14 columns: the default then holds up to about 60 MB). The cache assumes
-        the model does not change; :meth:`fit` starts a new one. After refitting the model,
-        refit the explainer: it also rebuilds its fast evaluation of the model. The cache is
-        not pickled: a saved or copied explainer starts with an empty one.
+        the model does not change; :meth:`fit` starts a new one, and so does a model refitted in
+        place (see ``estimator``). The cache is not pickled: a saved or copied explainer starts
+        with an empty one.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
-        ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows
-        are split into one chunk per worker. When a one-row call of the model takes more than
-        2 ms (a random forest, a transformer), the searches of the rows of a chunk share their
-        model calls: a call is made when every search of the chunk waits for predictions, on
-        all their samples at once (the anchors are those of rows explained one by one). One
-        row's search stays in one process: splitting its calls over threads made a
-        random-forest pipeline on Adult 3x slower. Each worker's predictions are kept for
-        the call only; what its searches found comes back to the explainer's cache.
+        ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows are
+        split into one chunk per worker. When a one-row call of the model takes more than 2 ms
+        (a random forest, a transformer), the searches of the rows of a chunk share their model
+        calls: a call is made when every search of the chunk waits for predictions, on all their
+        samples at once (the anchors, and their ``n_model_calls`` and ``n_rows_predicted``, are
+        those of rows explained one by one). One row's search stays in one process: splitting
+        its calls over threads made a random-forest pipeline on Adult 3x slower. Each worker's
+        predictions are kept for the call only; what its searches found comes back to the
+        explainer's cache.
     random_state : int, RandomState or None, default=None
         Seeds the perturbations (once, in :meth:`fit`); results are identical for any
         ``n_jobs`` and whether rows are explained alone or together.
@@ -460,19 +469,62 @@ class AnchorExplainer(BaseExplainer):
     def _hash_by_splits(self):
         """A tree ensemble given its input as the sampler makes it: rows it cannot tell apart
         (every feature between the same two split thresholds) are predicted once
-        (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`)."""
+        (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`). Returns whether it
+        does."""
         sampler = self.sampler_
         if not hasattr(sampler, "hash_by_splits"):
-            return
+            return False
         splits = split_thresholds(self.estimator)
         if splits is None:
-            return
+            return False
         names = getattr(self.estimator, "feature_names_in_", None)
         ours = getattr(sampler, "feature_names_in_", None)
         if names is not None and (ours is None or list(names) != list(ours)):
-            return  # the model reads other columns than the sampler's
+            return False  # the model reads other columns than the sampler's
         if self.estimator.n_features_in_ == sampler.n_features_in_:
-            sampler.hash_by_splits(*splits)
+            return bool(sampler.hash_by_splits(*splits))
+        return False
+
+    def _current_model(self):
+        """Read the model again if it was refitted in place since :meth:`fit`.
+
+        The model wrapper computes what the estimator was when it was wrapped (compiled trees,
+        boosting's prior, encoders' tables), the classes, the hashing of rows by the trees'
+        split thresholds and the cache of predictions and searches are the old model's. What
+        :meth:`fit` read from the model alone is read again, so the explanations are those
+        of an explainer fitted anew on the same reference data; what it computed from the
+        model's predictions on the reference data (``balance``, a ``tolerance`` in standard
+        deviations) needs that data, which the explainer does not keep: then this asks for
+        :meth:`fit` again.
+        """
+        changed = self.model_.refitted()
+        if not changed:
+            return
+        regression = isinstance(self.model_, RegressionModel)
+        blocked = None
+        if self.balance:
+            blocked = "its reference rows are weighted by the old model's predictions (balance)"
+        elif regression and self.tolerance_unit == "std":
+            blocked = "its tolerance is in standard deviations of the old model's predictions"
+        elif reads_other_columns(self.estimator, self.sampler_):
+            blocked = "it now reads other columns than the reference data's"
+        model = RegressionModel(self.estimator) if regression else None
+        if model is None:
+            model = as_probability_model(self.estimator, labels_only=True)
+            if model.classes_ is None and blocked is None:
+                blocked = "its classes cannot be read without the reference data"
+        if blocked is None and model.refitted():
+            blocked = "it was given in a ProbabilityModel built before the refit: wrap it again"
+        if blocked is None:
+            was_hashed = getattr(self.sampler_, "_split_thresholds", None) is not None
+            if not self._hash_by_splits() and was_hashed:
+                blocked = "the reference rows are hashed by the old model's split thresholds"
+        if blocked is not None:
+            raise refit_error(self, changed, blocked)
+        self.model_ = model
+        if not regression:
+            self.classes_ = self.model_.classes_
+        self._cache = SampleCache(self.cache_size)  # the old model's predictions and searches
 
     def _tabular_params(self):
         # (LIME draws unconditioned rows, which both perturbations draw alike, and its
@@ -558,6 +610,7 @@ class AnchorExplainer(BaseExplainer):
         anchors : list of Anchor
         """
         check_is_fitted(self, "sampler_")
+        self._current_model()
         rows = self.sampler_.split(X)
         targets, call_seconds = self._targets(X, rows, y)
         # Sharing model calls across the rows' searches pays when a call has a high fixed cost
@@ -589,29 +642,33 @@ class AnchorExplainer(BaseExplainer):
         shared = (self._cache, base, self._search_params())
         n_jobs = self.n_jobs
         found, copies = {}, {}
-        if n_jobs is None or n_jobs == 1 or len(rows) == 1:
-            chunks = [list(range(len(rows)))]
+        parallel = not (n_jobs is None or n_jobs == 1 or len(rows) == 1)
+        if not parallel and not (share and len(rows) > 1 and self._cache.enabled):
+            chunks = [list(range(len(rows)))]  # one search after the other: the cache reuses
         else:
-            # Workers get an empty copy of the cache: the rows whose search it holds are
-            # answered here (each search's result came back from the worker that made it).
-            if self._cache.has_searches():
-                task = self._task()
-                for i, (r, t) in enumerate(zip(rows, targets)):
+            # Searches that run at the same time (in workers, or in threads that share model
+            # calls) cannot find each other's results in the cache. The rows whose search the
+            # cache holds are answered here, and a search that two rows would make (the same
+            # key: see _search_key) is made once, for the first of them, as in one search
+            # after the other; in workers (which get an empty copy of the cache), so is a row
+            # given more than once.
+            task, first = self._task(), {}
+            for i, (r, t) in enumerate(zip(rows, targets)):
+                key = None
+                if self._cache.enabled and shared[2] is not None:
                     instance = self.sampler_.instance(r)
                     key = _search_key(instance, task.namespace(t), t, base, shared[2])
-                    hit = None if key is None else self._cache.get_search(key)
-                    if hit is not None:
-                        found[i] = hit
-            # A row given more than once is searched once, as in one process (where the copies
-            # find the first one's search in the cache): not once in each worker.
-            first, copies = {}, {}
-            for i in range(len(rows)):
-                identity = _row_identity(rows[i]) if self._cache.enabled else None
-                if i in found or identity is None:
+                hit = None if key is None else self._cache.get_search(key)
+                if hit is not None:
+                    found[i] = hit
                     continue
-                identity = (identity, _plain(targets[i]))
+                if key is None and parallel and self._cache.enabled:
+                    key = _row_identity(r)
+                    key = None if key is None else (key, _plain(t))
+                if key is None:
+                    continue
                 try:
-                    earlier = first.setdefault(identity, i)
+                    earlier = first.setdefault(key, i)
                 except TypeError:  # (pd.NA compared with a value: no verdict, no sharing)
                     continue
                 if earlier != i:
@@ -620,7 +677,7 @@ class AnchorExplainer(BaseExplainer):
                 [i for i in range(len(rows)) if i not in found and i not in copies], dtype=np.intp
             )
             # One chunk per worker: the rows of a chunk share their model calls.
-            n_chunks = min(len(todo), effective_n_jobs(n_jobs))
+            n_chunks = min(len(todo), effective_n_jobs(n_jobs)) if parallel else 1
             chunks = [c.tolist() for c in np.array_split(todo, n_chunks)] if len(todo) else []
         tasks = (
             delayed(_explain_chunk)(
@@ -752,6 +809,7 @@ class AnchorExplainer(BaseExplainer):
         precision : float in [0, 1]
         """
         Z = self.sample(anchor, n_samples, random_state=random_state)
+        self._current_model()
         task = self._task()
         outcomes = task.outcomes(Z, self)
         if anchor.tolerance is not None:  # the anchor's own band (set_params may have moved ours)
@@ -908,14 +966,20 @@ def _explain_chunk(
     """Explain the rows of one chunk; with ``share``, their searches share model calls.
 
     ``shared`` is ``(cache, seed)``: the perturbation streams and the prediction cache;
-    ``positions``: the rows' positions in the call's ``X`` (for ``verbose``).
+    ``positions``: the rows' positions in the call's ``X`` (for ``verbose``). Searches that
+    share calls see the cache through :class:`~skanchors._batching.CallAccounts`, so that
+    each anchor's counts are those of the rows explained one after the other.
     """
+    together = share and len(rows) > 1
+    cache = None if shared is None else shared[0]
+    if together and cache is not None and cache.enabled:
+        cache = CallAccounts(cache)
 
     def one(task, i):
         context = None
         if shared is not None:
             merged = task.model if isinstance(task.model, _MergedModel) else None
-            context = Shared(shared[0], shared[1], task.namespace(targets[i]), merged)
+            context = Shared(cache, shared[1], task.namespace(targets[i]), merged)
         search_params = shared[2] if shared is not None else None
         anchor = _explain_one(
             sampler, task, rows[i], targets[i], int(seeds[i]), params, context, search_params
@@ -927,9 +991,14 @@ def _explain_chunk(
             print(f"[skanchors] row {where}: {anchor} ({anchor.wall_time:.2f} s)", flush=True)
         return anchor
 
-    if len(rows) == 1 or not share:
+    if not together:
         return [one(task, i) for i in range(len(rows))]
-    return run_batched(task, one, len(rows))
+    anchors = run_batched(task, one, len(rows))
+    if isinstance(cache, CallAccounts):
+        requests = [a.__dict__.pop("_requests", None) for a in anchors]
+        for anchor, (calls, n_rows) in zip(anchors, cache.attribute(requests)):
+            anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
+    return anchors
 
 
 class _Classification:
@@ -1081,6 +1150,7 @@ def _reuse(anchor, row, start):
     out.examples_hold = _copy_rows(anchor.examples_hold)
     out.examples_fail = _copy_rows(anchor.examples_fail)
     out.instance = row
+    out.__dict__.pop("_requests", None)
     if start is not None:
         out.n_model_calls = 0
         out.n_rows_predicted = 0
@@ -1101,6 +1171,8 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     predict, label = task.labeler(target)
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
+    accounts = None if shared is None else shared.cache
+    requests = accounts.close(store) if isinstance(accounts, CallAccounts) else None
     # the bounds at the level the search validated at, so that is_anchor reads off them
     beta = result.beta
     counts, precisions, lb, ub = estimate(store, result.order, beta)
@@ -1123,7 +1195,7 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     correct = store.correct[valid]
     hold = valid[correct][:_N_EXAMPLES]
     fail = valid[~correct][:_N_EXAMPLES]
-    return Anchor(
+    anchor = Anchor(
         predicates=tuple(preds),
         prediction=target,
         precision=precision,
@@ -1142,3 +1214,6 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
         instance=row,
         perturbation=getattr(instance, "perturbation", None),
     )
+    if requests is not None:
+        anchor._requests = requests  # counted by _explain_chunk once every search has ended
+    return anchor

@@ -62,6 +62,7 @@ from ._explanation import (
     _unserialisable,
     plain_text,
 )
+from ._refit import reads_other_columns, refit_error
 from .discretizers import format_value
 from .models import as_probability_model
 from .samplers.independent import sample_independent
@@ -364,7 +365,9 @@ class LimeExplainer(BaseExplainer):
         The model to explain: anything with ``predict_proba`` (an sklearn estimator or a
         whole Pipeline that consumes the raw data), or a callable returning probabilities of
         shape (n, n_classes), whose classes are numbered 0, 1, ... (``model.predict_proba``
-        itself keeps the model's labels). It is only called, never refitted.
+        itself keeps the model's labels). It is only called, never refitted; refitted in
+        place after :meth:`fit`, it is read again at the next :meth:`explain` (see
+        :class:`~skanchors.AnchorExplainer`).
     n_samples : int >= 1, default=5000
         Perturbations per explained instance (the instance itself is added).
     n_features : int >= 1, default=10
@@ -582,6 +585,25 @@ class LimeExplainer(BaseExplainer):
                 "text sampler. Pass sampling='joint' to use its own draws."
             )
 
+    def _current_model(self):
+        """Read the model again if it was refitted in place since :meth:`fit` (its wrapper
+        and classes are the old model's; see :meth:`AnchorExplainer._current_model`)."""
+        changed = self.model_.refitted()
+        if not changed:
+            return
+        model = as_probability_model(self.estimator)
+        if reads_other_columns(self.estimator, self.sampler_):
+            raise refit_error(self, changed, "it now reads other columns than the reference data's")
+        if model.classes_ is None:
+            reason = "its classes cannot be read without the reference data"
+            raise refit_error(self, changed, reason)
+        if model.refitted():
+            reason = "it was given in a ProbabilityModel built before the refit: wrap it again"
+            raise refit_error(self, changed, reason)
+        self.model_, self.classes_ = model, model.classes_
+        if self.target_class is not None:
+            self._class_index(self.target_class, "target_class")
+
     # -------------------------------------------------------------------- explaining
     def _class_index(self, label, name):
         """Position of class ``label`` given as argument ``name`` ("y" or "target_class")."""
@@ -624,6 +646,7 @@ class LimeExplainer(BaseExplainer):
         """
         check_is_fitted(self, "sampler_")
         self._check_sampling()  # (set_params may have changed it since fit)
+        self._current_model()
         rows = self.sampler_.split(X)
         targets = self._targets(len(rows), y)
         base = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import _trees
 from ._columnwise import ColumnwiseHead
+from ._refit import changed_attributes, fitted_state
 
 __all__ = [
     "ProbabilityModel",
@@ -744,7 +745,10 @@ class ProbabilityModel:
     ``model.predict_proba`` instead of the model to have every call go to ``predict_proba``.
     They read the estimator as it was fitted when first called: refit it (or warm-start
     more trees) and wrap it again, as :meth:`AnchorExplainer.fit` does (a wrapper kept from
-    before the refit returns the old model's probabilities).
+    before the refit returns the old model's probabilities). :meth:`refitted` tells: it
+    compares a fingerprint of the estimator's fitted attributes taken when it was wrapped
+    (:func:`skanchors._refit.fitted_state`) with the current one; the explainers check it
+    before they use the model.
     """
 
     def __init__(self, estimator, classes=None):
@@ -768,6 +772,17 @@ class ProbabilityModel:
         # whether _fn is an adapter of this module, whose ``labels`` give the classes alone
         # (a user's callable may have an attribute of that name meaning something else)
         self._adapted = isinstance(self._fn, (_CheckedProba, _PipelineProba))
+        if isinstance(estimator, LabelsAsProbabilities):
+            estimator = estimator.estimator
+        self._source = estimator
+        self._state = fitted_state(estimator)
+
+    def refitted(self):
+        """Names of the estimator's fitted attributes that changed since it was wrapped (a
+        refit in place, a warm start): the wrapper still computes the old model's
+        probabilities, and must be built again. Empty for a plain function, which cannot be
+        read."""
+        return changed_attributes(self._state, fitted_state(self._source))
 
     def predict_proba(self, X):
         proba = np.asarray(self._fn(X), dtype=float)
@@ -862,6 +877,12 @@ class RegressionModel:
                 "estimator must be a fitted regressor with a predict method or a callable "
                 f"returning one number per input; got {type(estimator).__name__}."
             )
+        self._source = estimator
+        self._state = fitted_state(estimator)
+
+    def refitted(self):
+        """See :meth:`ProbabilityModel.refitted`."""
+        return changed_attributes(self._state, fitted_state(self._source))
 
     def prepare(self, X):
         """See :meth:`ProbabilityModel.prepare`."""

@@ -147,7 +147,8 @@ def test_every_switch_changes_the_work():
     ref = GlobalAnchorAggregator(PlantedModel(), **base).fit(DOCS)
     for change in (
         dict(shared_pool=False),
-        dict(candidate_filtering=True),
+        dict(candidate_filtering="optimistic"),
+        dict(candidate_filtering=True, aggregation="sq"),
         dict(stop_words=None),
         dict(min_count=30),
         dict(delta=0.01),
@@ -159,20 +160,26 @@ def test_every_switch_changes_the_work():
         work = (other.n_rows_predicted_, other.n_tokens_tested_, other.n_model_calls_)
         assert work != (ref.n_rows_predicted_, ref.n_tokens_tested_, ref.n_model_calls_), change
     # the order matters once decisions depend on the state (candidate filtering)
-    runs = [
-        GlobalAnchorAggregator(PlantedModel(), order=o, **FAST).fit(DOCS).n_tokens_tested_
-        for o in ("confidence", "given", "random")
-    ]
-    assert len(set(runs)) > 1
+    for filtering in (True, "optimistic"):
+        runs = [
+            GlobalAnchorAggregator(
+                PlantedModel(), aggregation="sq", order=o, candidate_filtering=filtering, **FAST
+            )
+            .fit(DOCS)
+            .n_tokens_tested_
+            for o in ("confidence", "given", "random")
+        ]
+        assert len(set(runs)) > 1, filtering
     base_agg = GlobalAnchorAggregator(PlantedModel(), aggregation="base", **FAST).fit(DOCS)
     assert base_agg.n_rows_predicted_ == 0 and sorted(top_words(base_agg)) == sorted(PLANTED)
 
 
 def test_audit_keeps_the_pr_totals_unbiased_under_candidate_filtering():
-    # Filtering stops testing the filler words of spam documents (never anchors), so the tested
-    # counts alone hold far fewer non-anchors than a run without filtering; G_pr's totals would
-    # then weigh every A- several times too much. The audited share of the skipped occurrences
-    # restores them (Horvitz-Thompson), on average over random states.
+    # (The optimistic filter: the exact one skips nothing for pr.) Filtering stops testing the
+    # filler words of spam documents (never anchors), so the tested counts alone hold far fewer
+    # non-anchors than a run without filtering; G_pr's totals would then weigh every A- several
+    # times too much. The audited share of the skipped occurrences restores them
+    # (Horvitz-Thompson), on average over random states.
     docs = make_docs(n=300, seed=1)
     params = dict(FAST, adaptive_threshold=False, min_count=1, batch_size=30)
     spam = 1
@@ -182,7 +189,7 @@ def test_audit_keeps_the_pr_totals_unbiased_under_candidate_filtering():
     tested, estimated = [], []
     for seed in range(8):
         agg = GlobalAnchorAggregator(
-            PlantedModel(), candidate_filtering=True, **dict(params, random_state=seed)
+            PlantedModel(), candidate_filtering="optimistic", **dict(params, random_state=seed)
         ).fit(docs)
         tested.append(agg.negative_counts_.to_numpy()[:, spam].sum())
         estimated.append(agg.totals_.loc["A-"].iloc[spam])

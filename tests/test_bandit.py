@@ -225,6 +225,47 @@ def test_batchsar_pulls_all_surviving_arms_in_one_call():
     assert coins.n_samples.sum() <= 200 * len(MEANS) + 10 * len(MEANS)
 
 
+class ExactArms:
+    """Arms whose empirical mean is always their true mean, starting with samples of their
+    own (as rules that share samples do); ``pull_each`` draws a count per arm in one call."""
+
+    def __init__(self, means, start, per_arm=True):
+        self.means = np.asarray(means, dtype=float)
+        self.n_samples = np.asarray(start, dtype=float)
+        self.n_positives = self.means * self.n_samples
+        self.calls = 0
+        if per_arm:
+            self.pull_each = self._pull_each
+
+    def pull(self, idx, n):
+        self._pull_each(idx, np.full(len(idx), n))
+
+    def _pull_each(self, idx, counts):
+        self.calls += 1
+        for i, n in zip(np.atleast_1d(idx), counts):
+            assert n > 0
+            self.n_samples[i] += n
+            self.n_positives[i] += self.means[i] * n
+
+
+@pytest.mark.parametrize("per_arm", [True, False])
+def test_batchsar_pulls_each_arm_by_what_it_lacks(per_arm):
+    # K = 6, T = 1200: logbar = 1.95 and the phase counts are ceil(1194 / (1.95 (7 - s))) =
+    # 103, 123, 154, 205, 307. With exact means SAR rejects arm 0, rejects 5, accepts 4,
+    # rejects 1, rejects 2: {3, 4}. Arms 1, 3 and 4 start with 300, 120 and 40 samples.
+    means = [0.3, 0.55, 0.6, 0.85, 0.92, 0.5]
+    arms = ExactArms(means, [0, 300, 0, 120, 40, 0], per_arm=per_arm)
+    chosen = BatchSAR(samples_per_arm=200).select(arms, 2, epsilon=0.1, delta=0.1, batch_size=10)
+    assert chosen.tolist() == [3, 4]
+    assert arms.calls == 5  # one model call per phase
+    if per_arm:  # each arm exactly up to the count of the last phase it took part in
+        assert arms.n_samples.tolist() == [103, 300, 307, 307, 154, 123]
+    else:  # the arms that lack samples, by the largest lack (arm 1 is never pulled)
+        assert arms.n_samples.tolist() == [103, 300, 307, 324, 174, 123]
+    # (every surviving arm pulled by the largest lack, as before, ended at
+    # [103, 505, 307, 427, 194, 123]: 1199 samples drawn instead of 834)
+
+
 def test_batchsar_budget_changes_samples():
     small, large = Coins(MEANS, 0), Coins(MEANS, 0)
     BatchSAR(samples_per_arm=50).select(small, 2, epsilon=0.1, delta=0.1, batch_size=10)

@@ -351,3 +351,93 @@ def test_a_failed_prediction_ends_the_waits_for_its_rows(size):
     waiter.join(10)
     assert not waiter.is_alive()
     assert done[0].tolist() == ([1, -1, -1] if size else [-1, -1, -1])
+
+
+# ----------------------------------------------------------------- each anchor's counts
+class _Counting:
+    """A forest's probabilities from a model whose calls take a random time (0 or 4 ms: on
+    either side of the one-row time above which explain shares calls across rows), counting
+    the rows it predicts."""
+
+    def __init__(self, forest, seed):
+        self.forest = forest
+        self.classes_ = forest.classes_
+        self.rng = np.random.default_rng(seed)
+        self.rows = 0
+
+    def predict_proba(self, X):
+        import time
+
+        time.sleep(float(self.rng.choice([0.0, 0.004])))
+        self.rows += len(X)
+        return self.forest.predict_proba(X)
+
+
+@pytest.fixture(scope="module")
+def titanic():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from skanchors.datasets import load_titanic
+
+    X, y = load_titanic(return_X_y=True)
+    X = X[["Pclass", "Age", "SibSp", "Fare"]].fillna(30.0)
+    return X, RandomForestClassifier(n_estimators=15, random_state=0).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:Row .*no rule reached")
+@pytest.mark.parametrize("numba", [True, False], ids=["compiled table", "dictionaries"])
+def test_an_anchor_s_counts_do_not_depend_on_sharing_or_turns(titanic, numba, monkeypatch):
+    # Rows explained together share model calls when a one-row call is slow (a timing), in
+    # threads that take turns in whatever order: which search predicted a row two of them
+    # needed, and so each anchor's n_model_calls and n_rows_predicted, varied between
+    # identical runs. They are now those of the rows explained one after the other.
+    import skanchors.explainer as explainer_module
+    from skanchors import AnchorExplainer
+
+    if not numba:
+        monkeypatch.setattr(SampleCache, "compiled", property(lambda self: False))
+        monkeypatch.setattr("skanchors._cache._table_kernels", lambda: None)
+    X, forest = titanic
+    rows = X.iloc[:10]
+    runs = []
+    for limit, seed in [(float("inf"), 0), (0.0, 0), (explainer_module._SHARE_CALLS_ABOVE, 1)]:
+        # never shared, always shared, decided by the timing of a randomly slow model
+        monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", limit)
+        model = _Counting(forest, seed)
+        anchors = AnchorExplainer(model, random_state=0).fit(X).explain(rows)
+        counts = [(a.n_model_calls, a.n_rows_predicted) for a in anchors]
+        runs.append(([str(a) for a in anchors], counts))
+        # every row the model predicted is counted once, by the first row that needed it
+        assert sum(n for _, n in counts) == model.rows
+    assert runs[1] == runs[0] and runs[2] == runs[0]
+    assert len({n for _, n in runs[0][1]}) > 3  # (the rows do cost different amounts)
+
+
+@pytest.mark.filterwarnings("ignore:Row .*no rule reached")
+@pytest.mark.parametrize("limit", [float("inf"), 0.0], ids=["one after the other", "shared"])
+def test_rows_with_one_search_are_searched_once_whether_or_not_they_share_calls(
+    titanic, limit, monkeypatch
+):
+    # Searches that share calls run at the same time and could not find each other's result
+    # in the cache: two rows with the same search (the same bins) were searched twice when a
+    # one-row call happened to take more than 2 ms (a loaded machine), once otherwise.
+    import skanchors.explainer as explainer_module
+    from skanchors import AnchorExplainer
+
+    monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", limit)
+    searched = []
+    search = explainer_module._search_one
+
+    def counting(instance, task, row, *args, **kwargs):
+        searched.append(row)
+        return search(instance, task, row, *args, **kwargs)
+
+    monkeypatch.setattr(explainer_module, "_search_one", counting)
+    X, forest = titanic
+    twins = X.iloc[[0, 0, 1, 0, 1]]  # two searches for five rows
+    model = _Counting(forest, seed=0)
+    anchors = AnchorExplainer(model, random_state=0).fit(X).explain(twins)
+    assert len(searched) == 2
+    assert [str(a) for a in anchors] == [str(anchors[i]) for i in (0, 0, 2, 0, 2)]
+    assert [anchors[i].n_model_calls for i in (1, 3, 4)] == [1, 1, 1]  # their row's call only
+    assert sum(a.n_rows_predicted for a in anchors) == model.rows

@@ -36,11 +36,13 @@ from ..samplers.text import check_documents, tokenize
 
 __all__ = ["BaseGlobalAggregator"]
 
-# 4: a plain pickle, one format for both aggregators ("kind"), the sampler and max_documents
-# compared, parameters described independently of the process (sets sorted, no object
-# addresses), the seed and the interrupted call's start saved. 3: adaptive_threshold=True is
-# the "confidence" mode; 2: blake2b batch keys, audit counts; 1: joblib.hash, no audit
-_CHECKPOINT_VERSION = 4
+# 5: the anchor aggregator's occurrences skipped by candidate filtering
+# (candidate_filtering=True is the exact filter). 4: a plain pickle, one format for both
+# aggregators ("kind"), the sampler and max_documents compared, parameters described
+# independently of the process (sets sorted, no object addresses), the seed and the interrupted
+# call's start saved. 3: adaptive_threshold=True is the "confidence" mode; 2: blake2b batch
+# keys, audit counts; 1: joblib.hash, no audit
+_CHECKPOINT_VERSION = 5
 
 
 class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator):
@@ -155,8 +157,22 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         docs = self._check_X(X)
         if getattr(self, "_state", None) is None:
             self._setup(docs)
+        else:
+            self._check_model("partial_fit")
         self._run(docs)
         return self
+
+    def _check_model(self, method):
+        """Refuse a model refitted in place since the first ``fit`` / ``partial_fit``: the
+        counts (and the model's wrapper) are the old model's."""
+        changed = self.model_.refitted()
+        if changed:
+            what = f"{', '.join(changed[:4])}{', ...' if len(changed) > 4 else ''} changed"
+            raise ValueError(
+                f"The model was refitted after this {type(self).__name__} was fitted ({what}): "
+                f"its counts and top terms are the old model's, so {method} cannot add to them "
+                "or score them. Call fit to aggregate the refitted model from scratch."
+            )
 
     def get_feature_names_out(self, input_features=None):
         """The top terms of all classes (class by class, best first, each word once)."""
@@ -211,6 +227,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         from ..metrics import aopc_k
 
         check_is_fitted(self, "top_terms_")
+        self._check_model("score")
         docs = check_documents(X, "X", allow_wordless=True)
         return aopc_k(
             self.model_,

@@ -50,24 +50,36 @@ Top terms.
     and words with fewer than ``min_count`` occurrences are never ranked. Ties are broken by the
     word, so results do not depend on the order words were met.
 Candidate filtering.
-    Before each batch, for every word and class, the pseudo-score under "every remaining known
-    occurrence of the word in the class is an anchor" (``inverse_pr``: "is not an anchor") is
-    compared with the current ``k``-th best pseudo-score of the class; the word's occurrences in
-    the batch are tested only when the bound reaches it. For ``pr`` the bound also assumes that
-    every remaining testable occurrence of the other words is *not* an anchor (the smallest
-    ``A-(w, c) / sum A-`` the word can end with), so it bounds the final pseudo-score.
-    ``base`` ignores anchors, so it tests nothing.
+    Before each batch, the occurrences of a word in a class are left untested when they cannot
+    matter (:mod:`skanchors.aggregation._filtering`). The default (``True``, ``"exact"``)
+    compares the best final score the word can still reach (every remaining occurrence an
+    anchor; the occurrences skipped before count as remaining) with the ``k``-th largest of the
+    *lowest* final scores the other words can end with (every remaining occurrence a
+    non-anchor), which can only rise: with the same outcome of every test it runs, the top-k is
+    that of ``candidate_filtering=False`` (the tests are random, and the adaptive threshold
+    reads the totals below, so a token near its threshold can come out otherwise). It skips for
+    ``sq`` and ``av`` (scores of a word's own counts) and for ``h`` where the entropy range
+    allows (a skipped word must not be able to set ``H_min`` or ``H_max``, which every score
+    depends on); ``pr`` and ``inverse_pr`` divide by totals that every occurrence enters, so
+    nothing is provably irrelevant there and nothing is skipped. The guarantee holds for the
+    documents of one call: a later ``partial_fit`` call can bring occurrences of a word skipped
+    before. ``"optimistic"`` is the seed's filter: it compares the bound with the *current*
+    ``k``-th score, which for ``av``, ``h``, ``pr`` and ``inverse_pr`` can still fall, so a word
+    skipped early can belong to the final top-k -- approximate, and cheaper
+    (``bench/results_global.md`` measures both). For ``pr`` its bound also assumes that every
+    remaining testable occurrence of the other words is *not* an anchor. ``base`` ignores
+    anchors, so it tests nothing.
 Audit of the filtered occurrences (``G_pr``'s totals).
-    ``G_pr`` divides by the totals ``sum_w A+(w, c)`` and ``sum_w A-(w, c)``, and the words
-    that filtering stops testing are mostly non-anchors: counting only tested occurrences
-    shrinks ``sum A-`` far more than ``sum A+`` and so weighs every word's ``A-`` more (on the
-    movie reviews the ratio of the totals went from 0.5 to 0.95, and AOPC@20 lost about 10 %
-    against the unfiltered run, because frequent words with many non-anchor occurrences fell
-    out of the top-k). So a random 10 % (``_AUDIT_SHARE``) of the occurrences that filtering
-    skips are tested all the same; each audited result counts once in the word's counts and
-    ``1 / 0.1`` times in the totals (Horvitz-Thompson), which are then unbiased estimates of
-    the totals without filtering (:attr:`totals_`). The untested occurrences stay out of
-    ``A+`` and ``A-``.
+    ``G_pr`` (and the adaptive threshold) divides by the totals ``sum_w A+(w, c)`` and ``sum_w
+    A-(w, c)``, and the words that filtering stops testing are mostly non-anchors: counting only
+    tested occurrences shrinks ``sum A-`` far more than ``sum A+`` and so weighs every word's
+    ``A-`` more (with the optimistic filter on the movie reviews the ratio of the totals went
+    from 0.5 to 0.95, and AOPC@20 lost about 10 % against the unfiltered run, because frequent
+    words with many non-anchor occurrences fell out of the top-k). So a random 10 %
+    (``_AUDIT_SHARE``) of the occurrences that filtering skips are tested all the same; each
+    audited result counts once in the word's counts and ``1 / 0.1`` times in the totals
+    (Horvitz-Thompson), which are then unbiased estimates of the totals without filtering
+    (:attr:`totals_`). The untested occurrences stay out of ``A+`` and ``A-``.
 Adaptive threshold (eq. 11).
     ``tau~(w, c) = max(min_threshold, tau - omega * r(w, c))`` where
     ``r = clip(n~(w, c) / N_wc, 0, 1)`` and ``n~ = alpha * sum_w' A+(w', c) * q~(w, c) =
@@ -129,7 +141,8 @@ from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
 from ..samplers.text import TextInstance, tokenize
 from ._base import BaseGlobalAggregator
-from .functions import AGGREGATIONS, aggregate, pr_estimates
+from ._filtering import exact_worth_testing, optimistic_worth_testing
+from .functions import AGGREGATIONS, aggregate
 
 __all__ = ["GlobalAnchorAggregator"]
 
@@ -160,7 +173,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     estimator : fitted text classifier or callable
         Anything with ``predict_proba`` on a list of str (an sklearn Pipeline,
         :class:`~skanchors.HFTextClassifier`), or a callable returning probabilities. Only
-        called, never refitted; classes are the model's *predicted* classes.
+        called, never refitted; classes are the model's *predicted* classes. Refitted in
+        place after ``fit``, it is refused by ``partial_fit`` and ``score`` (the counts are
+        the old model's): ``fit`` again.
     aggregation : {"pr", "sq", "av", "h", "base", "inverse_pr"}, default="pr"
         Score of a word for a class (:mod:`skanchors.aggregation.functions`): ``G_pr`` (eqs.
         8-10), ``G_sq`` (eq. 4), ``G_av`` (eq. 5; with ``min_count=5`` the seed's ``G_av^+5``),
@@ -202,8 +217,13 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     min_threshold : float in (0, 1], default=0.55
         The adaptive threshold never goes below this; must not exceed ``threshold`` (read
         only with an ``adaptive_threshold``).
-    candidate_filtering : bool, default=True
-        Skip tokens whose word cannot reach the current top-k of its class.
+    candidate_filtering : bool or {"exact", "optimistic"}, default=True
+        Skip tokens whose word cannot reach the top-k of its class. ``True`` (``"exact"``):
+        only words that cannot reach the final top-k whatever the remaining tests say, so the
+        top-k is that of ``False`` (for ``pr`` and ``inverse_pr`` nothing can be proven and
+        nothing is skipped). ``"optimistic"``: the seed's approximate filter, against the
+        current top-k, which can still change; it skips more, but a word it skips may belong
+        to the final top-k. See the module notes.
     stop_words : "english", collection of str or None, default="english"
         Words never tested nor ranked (compared lowercased); "english" is scikit-learn's list,
         which also holds some content words ("call", "bill", "find", "fire", "system"): on
@@ -329,6 +349,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         "_a_neg",
         "_audit_pos",
         "_audit_neg",
+        "_skipped",
         "_untested",
         "_occ",
         "_doc_freq",
@@ -353,7 +374,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         "adaptive_threshold": ["boolean", StrOptions({"confidence", "precision"})],
         "omega": [Interval(Real, 0, None, closed="left")],
         "min_threshold": [Interval(Real, 0, 1, closed="right")],
-        "candidate_filtering": ["boolean"],
+        "candidate_filtering": ["boolean", StrOptions({"exact", "optimistic"})],
     }
 
     def __init__(
@@ -462,6 +483,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         z = np.zeros((0, len(self.classes_)), dtype=np.int64)
         self._a_pos, self._a_neg, self._untested = z.copy(), z.copy(), z.copy()
         self._audit_pos, self._audit_neg = z.copy(), z.copy()  # audited filtered occurrences
+        self._skipped = z.copy()  # occurrences candidate filtering left untested (not audited)
         self._occ, self._doc_freq = z.copy(), z.copy()
         self._pending = np.zeros(0, dtype=np.int64)  # known, unprocessed occurrences (all classes)
         self._pending_c = z.copy()  # the same, per predicted class
@@ -518,7 +540,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         audit = None
         if self.aggregation == "base":
             test[:] = False
-        elif self.candidate_filtering:
+        elif self._filter_mode() is not None:
             worth = self._worth_testing(eligible)
             audit = test & ~worth
             test &= worth
@@ -549,7 +571,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
                 extra = skipped[draw[skipped] < _AUDIT_SHARE]
                 positions = np.union1d(positions, extra)
                 audited = np.isin(positions, extra)
-            audits.append(audited)
+                skipped = np.setdiff1d(skipped, extra)
+            audits.append((audited, np.asarray(skipped, dtype=np.int64)))
             items.append(
                 (
                     doc,
@@ -580,11 +603,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             results = [r for chunk, _ in out for r in chunk]
             n_calls = sum(c for _, c in out)
         return [
-            (*results[j][:2], results[j][2] if new else 0, audits[j]) for j, new in slot
+            (*results[j][:2], results[j][2] if new else 0, *audits[j]) for j, new in slot
         ], n_calls
 
     def _commit(self, results, n_calls, rows, targets, batch):
-        for (positions, anchor, n_rows, audited), i in zip(results, batch):
+        for (positions, anchor, n_rows, audited, skipped), i in zip(results, batch):
             r, c = rows[i], int(targets[i])
             np.add.at(self._occ, (r, c), 1)
             if len(r):
@@ -595,6 +618,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             np.add.at(self._a_neg, (r[positions[~anchor]], c), 1)
             np.add.at(self._audit_pos, (r[positions[audited & anchor]], c), 1)
             np.add.at(self._audit_neg, (r[positions[audited & ~anchor]], c), 1)
+            np.add.at(self._skipped, (r[skipped], c), 1)
             np.add.at(self._untested, (r[~tested], c), 1)
             self.n_tokens_tested_ += len(positions)
             self.n_rows_predicted_ += n_rows
@@ -610,54 +634,41 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             ok &= self._doc_freq > 0  # a word no document of the class holds says nothing of it
         return ok
 
-    def _worth_testing(self, eligible=None):
-        """Candidate filtering: can the word still reach the current top-k of its class?
+    def _filter_mode(self):
+        """``None`` (no candidate filtering), ``"exact"`` or ``"optimistic"``."""
+        mode = self.candidate_filtering
+        if isinstance(mode, str):
+            return mode
+        return "exact" if mode else None  # a bool, numpy's included
 
-        The bound is the word's pseudo-score when all its remaining occurrences in the class are
-        anchors (``inverse_pr``: none is) and, for ``pr``, when every remaining occurrence of
-        the *other* words that will be tested is not an anchor (which lowers the word's share
-        ``A- / sum A-`` the most): an upper bound on the word's final pseudo-score, whatever
-        the tests of the remaining documents say.
-        """
-        name, alpha = self.aggregation, self.alpha
-        a_pos = self._a_pos.astype(float)
-        a_neg = self._a_neg.astype(float)
-        rem = self._pending_c.astype(float)
-        if eligible is None:
-            eligible = np.ones(len(rem), dtype=bool)
-        # Remaining testable occurrences of the other words of each class.
-        others = (rem * eligible[:, None]).sum(axis=0, keepdims=True) - rem
-        scores = self._scores(name, alpha)
+    def _worth_testing(self, eligible):
+        """Candidate filtering: can the word still reach the top-k of its class? (see
+        :mod:`skanchors.aggregation._filtering`)."""
+        name = self.aggregation
+        exact = self._filter_mode() == "exact"
+        if exact and name in ("pr", "inverse_pr"):  # (nothing is provable: see there)
+            return np.ones(self._a_pos.shape, dtype=bool)
+        pending = self._pending_c * eligible[:, None]  # what a run without filtering tests
+        scores = self._scores(name)
         ranked = self._ranked(scores, name)
-        totals = self._totals()
-        sp, sn = (t[None, :] for t in totals)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if name in ("pr", "inverse_pr"):
-                q, _ = pr_estimates(a_pos, a_neg, alpha, totals)
-                if name == "pr":
-                    key = q
-                    fn_low = np.where(a_neg > 0, a_neg / np.maximum(sn + others, 1), 0.0)
-                    fp_high = (a_pos + rem) / np.maximum(sp + rem, 1)
-                    bound = fp_high / alpha - (1 / alpha - 1) * fn_low
-                else:  # inverse: the fewer anchors the better; rank by -q
-                    key = -q
-                    fp_low = np.where(a_pos > 0, a_pos / np.maximum(sp + others, 1), 0.0)
-                    low = fp_low / alpha - (1 / alpha - 1) * (a_neg + rem) / np.maximum(sn + rem, 1)
-                    bound = -low
-            elif name in ("sq", "h"):
-                key = scores
-                bound = np.sqrt(a_pos + rem)
-            else:  # av
-                key = scores
-                bound = (a_pos + rem) / np.maximum(a_pos + a_neg + rem, 1)
-        out = np.ones(scores.shape, dtype=bool)
-        for c in range(scores.shape[1]):
-            vals = key[ranked[:, c], c]
-            if len(vals) < self.k:
-                continue
-            kth = np.partition(vals, len(vals) - self.k)[len(vals) - self.k]
-            out[:, c] = bound[:, c] >= kth
-        return out
+        if exact:
+            return exact_worth_testing(
+                name, self._a_pos, self._a_neg, pending + self._skipped, ranked, self.k
+            )
+        # Remaining testable occurrences of the other words of each class.
+        others = pending.sum(axis=0, keepdims=True) - pending
+        return optimistic_worth_testing(
+            name,
+            self._a_pos,
+            self._a_neg,
+            pending,
+            others,
+            scores,
+            ranked,
+            self._totals(),
+            self.k,
+            self.alpha,
+        )
 
     def _adaptive_mode(self):
         """``None`` (no eq. 11), ``"confidence"`` or ``"precision"``."""

@@ -90,6 +90,8 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
     estimator : fitted text classifier or callable
         Anything with ``predict_proba`` on a list of str, or a callable returning
         probabilities. Only called, never refitted; classes are the model's *predicted* ones.
+        Refitted in place after ``fit``, it is refused by ``partial_fit`` and ``score``:
+        ``fit`` again.
     aggregation : {"sqrt", "average", "homogeneity"}, default="sqrt"
         Score of a word for a class (:mod:`skanchors.aggregation.lime_functions`).
     k : int >= 1, default=20
