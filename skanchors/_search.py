@@ -568,7 +568,12 @@ class CandidateArms:
         self.n_samples, self.n_positives = store.counts(self.candidates, since, reuse=reuse)
 
     def pull(self, indices, n):
-        start, stop = self.store.draw([(self.candidates[i], int(n)) for i in indices])
+        self.pull_each(indices, [n] * len(indices))
+
+    def pull_each(self, indices, counts):
+        """Draw ``counts[j]`` samples for arm ``indices[j]``, all in one model call."""
+        requests = [(self.candidates[i], int(c)) for i, c in zip(indices, counts)]
+        start, stop = self.store.draw(requests)
         n_samples, n_positives = self.store.counts(self.candidates, start, stop, self.reuse)
         self.n_samples += n_samples
         self.n_positives += n_positives
@@ -764,7 +769,12 @@ class ReferenceArms:
     def pull(self, indices, n):
         """Draw ``n`` more rows for each arm in ``indices`` (one model call); a drawn row
         then counts for every arm whose rows reach it without a gap."""
-        self.store.draw([(self.candidates[i], int(n)) for i in indices], self.part)
+        self.pull_each(indices, [n] * len(indices))
+
+    def pull_each(self, indices, counts):
+        """Draw ``counts[j]`` more rows for arm ``indices[j]``, all in one model call."""
+        requests = [(self.candidates[i], int(c)) for i, c in zip(indices, counts)]
+        self.store.draw(requests, self.part)
         self._refresh()
 
 
@@ -1019,7 +1029,12 @@ class StratifiedArms:
         own children (as their parent samples). Drawing only from the stratum whose
         uncertainty weighs more was measured: 1.9 times the rows on Adult.
         """
-        start, stop = self.store.draw([(self.candidates[i], int(n)) for i in indices])
+        self.pull_each(indices, [n] * len(indices))
+
+    def pull_each(self, indices, counts):
+        """Draw ``counts[j]`` samples for arm ``indices[j]``, all in one model call."""
+        requests = [(self.candidates[i], int(c)) for i, c in zip(indices, counts)]
+        start, stop = self.store.draw(requests)
         self._update(start, stop)
 
     def parent_can_settle(self, threshold, beta, n, parent_precision):

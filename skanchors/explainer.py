@@ -494,7 +494,8 @@ class AnchorExplainer(BaseExplainer):
         :meth:`fit` read from the model alone is read again, so the explanations are those
         of an explainer fitted anew on the same reference data; what it computed from the
         model's predictions on the reference data (``balance``, a ``tolerance`` in standard
-        deviations) needs that data, which the explainer does not keep: then this asks for
+        deviations, bins cut by a :class:`~skanchors.discretizers.TreeDiscretizer`) needs that
+        data, which the explainer does not keep: then this asks for
         :meth:`fit` again.
         """
         changed = self.model_.refitted()
@@ -506,6 +507,8 @@ class AnchorExplainer(BaseExplainer):
             blocked = "its reference rows are weighted by the old model's predictions (balance)"
         elif regression and self.tolerance_unit == "std":
             blocked = "its tolerance is in standard deviations of the old model's predictions"
+        elif isinstance(getattr(self.sampler_, "discretizer_", None), TreeDiscretizer):
+            blocked = "its bins were cut where the old model's predictions change"
         elif reads_other_columns(self.estimator, self.sampler_):
             blocked = "it now reads other columns than the reference data's"
         model = RegressionModel(self.estimator) if regression else None
@@ -1104,6 +1107,9 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
         other = _search_one(replaced, task, row, target, seed, params, shared, start)
         other.n_model_calls += anchor.n_model_calls
         other.n_rows_predicted += anchor.n_rows_predicted
+        first = anchor.__dict__.get("_requests")
+        if first is not None:  # (calls shared across rows: counted when all have ended)
+            other._requests = first + other.__dict__.get("_requests", [])
         anchor = other
     if key is not None:
         shared.cache.put_search(key, _reuse(anchor, None, None))

@@ -434,10 +434,13 @@ def test_rows_with_one_search_are_searched_once_whether_or_not_they_share_calls(
 
     monkeypatch.setattr(explainer_module, "_search_one", counting)
     X, forest = titanic
-    twins = X.iloc[[0, 0, 1, 0, 1]]  # two searches for five rows
+    twins = X.iloc[[0, 0, 1, 0, 1]]  # two rows' searches for five rows
     model = _Counting(forest, seed=0)
     anchors = AnchorExplainer(model, random_state=0).fit(X).explain(twins)
-    assert len(searched) == 2
+    # each row's search is on the reference rows, then, if no rule validates there, on
+    # replaced rows (perturbation="auto")
+    replaced = sum(a.perturbation == "replace" for a in anchors[:3:2])
+    assert len(searched) == 2 + replaced
     assert [str(a) for a in anchors] == [str(anchors[i]) for i in (0, 0, 2, 0, 2)]
     assert [anchors[i].n_model_calls for i in (1, 3, 4)] == [1, 1, 1]  # their row's call only
     assert sum(a.n_rows_predicted for a in anchors) == model.rows

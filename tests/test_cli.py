@@ -18,7 +18,7 @@ _ANCHOR = re.compile(r"^#\d+: IF .+ THEN PREDICT .+ WITH PRECISION ([\d.]+) AND 
 _CHECK = re.compile(
     r"(?:held-out|reference-data) precision (nan|[\d.]+), coverage ([\d.]+) \| (\d+) model calls"
 )
-_FRESH = re.compile(r"^    on 1,000 fresh perturbations: precision ([\d.]+)$")
+_FRESH = re.compile(r"^    on 1,000 fresh (?:perturbations|draws)[^:]*: precision ([\d.]+)$")
 
 
 def _anchors(text):

@@ -160,13 +160,19 @@ def test_what_fit_computed_from_the_old_predictions_asks_for_fit_again():
     forest.fit(X, target)
     std = AnchorExplainer(forest, random_state=0).fit(X)
     absolute = AnchorExplainer(
-        forest, tolerance=0.5, tolerance_unit="absolute", random_state=0
+        forest, tolerance=0.5, tolerance_unit="absolute", discretizer="quartile", random_state=0
     ).fit(X)
+    # a regressor's default bins are cut where its predictions change
+    tree_bins = AnchorExplainer(forest, tolerance=0.5, tolerance_unit="absolute").fit(X)
     forest.fit(X, X["x1"].to_numpy() * 3)
     assert isinstance(std.model_, RegressionModel) and std.model_.refitted()
     with pytest.raises(ValueError, match="standard deviations"):
         std.explain(ROWS[:1])
-    fresh = AnchorExplainer(forest, tolerance=0.5, tolerance_unit="absolute", random_state=0)
+    with pytest.raises(ValueError, match="bins were cut where the old model's predictions"):
+        tree_bins.explain(ROWS[:1])
+    fresh = AnchorExplainer(
+        forest, tolerance=0.5, tolerance_unit="absolute", discretizer="quartile", random_state=0
+    )
     assert _rules(absolute.explain(ROWS[:2])) == _rules(fresh.fit(X).explain(ROWS[:2]))
     # refitted on other columns
     bare = _forest().fit(_bare_forest_data(), Y_OLD)
