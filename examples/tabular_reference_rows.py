@@ -1,8 +1,10 @@
-"""Anchors measured on real rows only: ``perturbation="reference"`` against the default.
+"""Anchors measured on real rows only: ``perturbation="reference"`` against ``"replace"``.
 
-The default perturbation replaces the values that break a rule, so rules are also tested on
+``perturbation="replace"`` replaces the values that break a rule, so rules are also tested on
 value combinations the data lacks. ``perturbation="reference"`` draws the reference rows that
-satisfy the rule, unchanged. Its reference data here is a validation split the model was not
+satisfy the rule, unchanged: broader rules, fewer predictions, but a rule needs enough rows to
+be validated. The default, ``"auto"``, is the second where a rule validates and the first
+elsewhere. Its reference data here is a validation split the model was not
 fitted on: on its own training rows a model that memorises them would be judged on their
 labels. The script explains the same Adult rows both ways and checks every rule on held-out
 rows.
