@@ -120,11 +120,16 @@ PUBLISHED = {
 
 DEFAULT_CONFIGS = (
     "defaults:",
-    "defaults-train:reference=train",
+    "defaults, train reference:reference=train",
+    "beam 10:beam_size=10",
+    "delta 0.05:delta=0.05",
+    "authors' parameters:beam_size=10,delta=0.05,epsilon=0.1,batch_size=50",
     "reference:perturbation=reference",
-    "beam10:beam_size=10",
-    "delta05:delta=0.05",
-    "authors-params:beam_size=10,delta=0.05,epsilon=0.1,batch_size=50",
+    "reference, beam 10:perturbation=reference,beam_size=10",
+    "reference, train reference:perturbation=reference,reference=train",
+    "reference, train reference, beam 10:perturbation=reference,reference=train,beam_size=10",
+    "reference, train reference, authors' parameters:perturbation=reference,reference=train,"
+    "beam_size=10,delta=0.05,epsilon=0.1,batch_size=50",
 )
 
 
@@ -431,8 +436,12 @@ def authors_cache_path(model_name):
     return HERE / f"paper_protocol_authors_{model_name}.json"
 
 
-def run_authors(model_name, model, data, positions, log, checkpoint_every=10):
-    """The authors' search on the given validation positions; cached per model in JSON."""
+def run_authors(model_name, model, data, positions, log, run_missing=True, checkpoint_every=5):
+    """The authors' search on the given validation positions, cached per model in JSON.
+
+    Returns the positions explained and their records: all of ``positions``, or with
+    ``run_missing=False`` those already in the cache (a prefix when the cache was filled by a
+    run on more rows that was interrupted)."""
     X = data["X"].to_numpy()
     pool = X[data["validation"]]
     X_test = X[data["test"]]
@@ -453,20 +462,25 @@ def run_authors(model_name, model, data, positions, log, checkpoint_every=10):
         else:
             log(f"  {path.name}: made with another model or parameters; starting anew")
     todo = [p for p in positions if str(p) not in cache["rows"]]
+    if not run_missing:
+        done = [int(p) for p in positions if str(p) in cache["rows"]]
+        log(f"  authors' code, {model_name}: {len(done)} rows cached (not running the others)")
+        return done, [cache["rows"][str(p)] for p in done]
     log(
         f"  authors' code, {model_name}: {len(positions) - len(todo)} rows cached, "
         f"{len(todo)} to run"
     )
     started = time.perf_counter()
     for k, p in enumerate(todo, 1):
-        cache["rows"][str(p)] = run_authors_row(
-            predict, pool, pool[p].copy(), 1000 + p, X_test, pred_test
+        cache["rows"][str(p)] = dict(
+            position=int(p),
+            **run_authors_row(predict, pool, pool[p].copy(), 1000 + int(p), X_test, pred_test),
         )
         if k % checkpoint_every == 0 or k == len(todo):
             _write_json(path, cache)
             rate = (time.perf_counter() - started) / k
             log(f"    {k}/{len(todo)} rows, {rate:.1f} s/row")
-    return [cache["rows"][str(p)] for p in positions]
+    return [int(p) for p in positions], [cache["rows"][str(p)] for p in positions]
 
 
 def _write_json(path, obj):
@@ -529,9 +543,11 @@ def run_skanchors(model, data, positions, params, seed=0):
         covered = a.covers(X_test)
         n = int(covered.sum())
         precision = float(np.mean(pred_test[covered] == a.prediction)) if n else 1.0
-        fresh = explainer.perturbation_precision(a, FRESH_DRAWS, random_state=10_000 + i)
+        pos = int(positions[i])
+        fresh = explainer.perturbation_precision(a, FRESH_DRAWS, random_state=10_000 + pos)
         out.append(
             dict(
+                position=pos,
                 features=[FEATURES.index(p.feature) for p in a.predicates],
                 rule=" AND ".join(_readable(p, data) for p in a.predicates),
                 prediction=int(a.prediction),
@@ -547,6 +563,53 @@ def run_skanchors(model, data, positions, params, seed=0):
             )
         )
     return out, anchors, dict(explain_seconds=seconds, fit_seconds=fit_seconds, reference=reference)
+
+
+def skanchors_source_hash():
+    """Hash of the imported skanchors package's source: a cached run is reused only by the
+    same code."""
+    import skanchors
+
+    root = Path(skanchors.__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def run_skanchors_cached(model_name, model, data, positions, params, seed, use_cache, log):
+    """run_skanchors, kept in ``bench/paper_protocol_skanchors_<model>.json`` when
+    ``use_cache``: reused for the same configuration, seed, model and skanchors source."""
+    if not use_cache:
+        recs, _, info = run_skanchors(model, data, positions, params, seed=seed)
+        return recs, info
+    X_all = data["X"].iloc[np.concatenate([data["validation"], data["test"]])]
+    key = json.dumps(
+        dict(
+            params=params,
+            seed=seed,
+            source=skanchors_source_hash(),
+            model=fingerprint(model.predict(X_all)),
+        ),
+        sort_keys=True,
+    )
+    path = HERE / f"paper_protocol_skanchors_{model_name}.json"
+    cache = json.loads(path.read_text()) if path.exists() else {"runs": {}}
+    entry = cache["runs"].get(key)
+    wanted = [int(p) for p in positions]
+    if entry is not None:
+        by_pos = {r["position"]: r for r in entry["rows"]}
+        if all(p in by_pos for p in wanted):
+            log("    (cached)")
+            info = dict(entry["info"])
+            info["explain_seconds"] = entry["info"]["explain_seconds"] * len(wanted) / len(by_pos)
+            return [by_pos[p] for p in wanted], info
+    recs, _, info = run_skanchors(model, data, positions, params, seed=seed)
+    cache = json.loads(path.read_text()) if path.exists() else {"runs": {}}
+    cache["runs"][key] = dict(rows=recs, info=info)
+    _write_json(path, cache)
+    return recs, info
 
 
 def _readable(p, data):
@@ -627,61 +690,94 @@ def _f(x, digits=3):
     return f"{x:.{digits}f}"
 
 
+def _table_row(name, s, sp):
+    return (
+        f"| {name} | {_f(s['test_precision'])} | {_f(s['test_coverage'])} | "
+        f"{_f(s['valid_share'])} | {_f(s['test_precision_valid'])} | "
+        f"{_f(s['test_coverage_valid'])} | {_f(s['fresh_precision_valid'])} | "
+        f"{_f(s['fresh_ge_095'])} | {_f(s['fresh_ge_0925'])} | "
+        f"{_f(s['mean_length'], 2)} | {s['rows_predicted']:.0f} | "
+        f"{_f(s['seconds'], 2)} | {_f(sp['coverage'])} ({_f(sp['precision'])}) |"
+    )
+
+
+HEADER = (
+    "| run | test prec | test cov | valid | test prec (valid) | test cov (valid) | fresh prec "
+    "(valid) | fresh >= 0.95 | fresh >= 0.925 | length | rows predicted | s/row | SP-10 "
+    "test cov (prec) |\n" + "|" + "---|" * 13
+)
+
+
 def markdown(result):
     lines = [
-        "# The Anchors paper's Table 2 protocol on Adult: authors' code and skanchors",
+        "# The Anchors paper's Table 2 protocol on Adult: the authors' code and skanchors",
         "",
-        "Generated by `bench/paper_protocol.py` (see its docstring for the protocol). Command:",
+        "Generated by `bench/paper_protocol.py` (its docstring describes the protocol). Command:",
         "",
         f"    {result['command']}",
         "",
-        f"{result['n_rows']} of the 1,568 validation rows explained (positions drawn with "
-        "`RandomState(0)`; all of them when 1,568). "
-        "Test precision and coverage are Table 2's: each anchor alone on the 1,569 test rows, "
-        "averaged over all explained rows, valid anchors or not (an anchor covering no test row "
-        "counts as precision 1). *valid*: the search found a rule meeting its threshold "
-        "(skanchors: `is_anchor`; the authors' code: it did not fall back to its best "
-        "candidate). *fresh*: precision of the valid anchors on 4,000 new draws from the "
-        "distribution each was searched on. Rows predicted and seconds: per explanation "
-        "(skanchors: the rows its search sent to the model, its cache serving the rest; "
-        "seconds = the explain call's time / rows).",
+        "Columns. *test prec*, *test cov*: Table 2's measure, each anchor alone on the 1,569 "
+        "test rows (the rows equal to the explained row on every anchor feature), averaged over "
+        "all explained rows, valid anchors or not (an anchor covering no test row counts as "
+        "precision 1, as in the authors' `evaluate_anchor`). *valid*: share of rows whose search "
+        "found a rule meeting its threshold (skanchors: `is_anchor`; the authors' code: it did "
+        "not fall back to its best candidate). *(valid)*: over the valid anchors only. *fresh "
+        "prec*: precision of the valid anchors on 4,000 new draws from the distribution each "
+        "search ran on (`perturbation_precision`; the authors' `sample_whole_instances` "
+        "distribution for theirs), and the share of them at or above 0.95 and 0.925 (the "
+        "skanchors guarantee is threshold - 0.025). *length*: predicates per anchor. *rows "
+        "predicted*: per explanation, the rows each search sent to the model (skanchors' cache "
+        "serves the rest). *s/row*: the explain call's time per row (skanchors), the search's "
+        "(the authors'), on 2 cores shared with other jobs: indicative only. *SP-10*: "
+        "submodular pick of 10 anchors by coverage of the explained rows, then the test "
+        "coverage of their union and its precision (`process_results.py`).",
         "",
-        "Published: the authors' result files (`results/adult-<model>.pickle`, all 1,568 rows); "
-        "the row's other columns were not recorded there.",
+        "*paper*: the authors' own result files (`results/adult-<model>.pickle` of "
+        "marcotcr/anchor-experiments, all 1,568 rows; Table 2 prints these); other columns "
+        "were not recorded there.",
         "",
     ]
-    header = (
-        "| run | test prec | test cov | valid | prec (valid) | cov (valid) | fresh prec "
-        "(valid) | fresh >= 0.95 | fresh >= 0.925 | length | rows predicted | s/row | SP-10 cov "
-        "(prec) |"
-    )
     for m, block in result["models"].items():
         pub = PUBLISHED[m]
+        n_all, n_same = block["n_rows"], block["n_rows_authors"]
         lines += [
             f"## {MODEL_TITLES[m]}",
             "",
             f"Test accuracy {block['accuracy']:.4f} (the authors' model: {pub['accuracy']:.4f}).",
             "",
-            header,
-            "|" + "---|" * 13,
-            f"| paper (published, 1,568 rows) | {_f(pub['precision'])} | {_f(pub['coverage'])} "
-            f"| - | - | - | - | - | - | - | - | - | {_f(pub['sp10_coverage'])} "
-            f"({_f(pub['sp10_precision'])}) |",
         ]
-        for name, run in block["runs"].items():
-            s, sp = run["summary"], run["sp10"]
-            lines.append(
-                f"| {name} | {_f(s['test_precision'])} | {_f(s['test_coverage'])} | "
-                f"{_f(s['valid_share'])} | {_f(s['test_precision_valid'])} | "
-                f"{_f(s['test_coverage_valid'])} | {_f(s['fresh_precision_valid'])} | "
-                f"{_f(s['fresh_ge_095'])} | {_f(s['fresh_ge_0925'])} | "
-                f"{_f(s['mean_length'], 2)} | {s['rows_predicted']:.0f} | "
-                f"{_f(s['seconds'], 2)} | {_f(sp['coverage'])} ({_f(sp['precision'])}) |"
-            )
-        lines.append("")
+        if block["runs"]:
+            lines += [
+                f"All {n_all} explained rows:",
+                "",
+                HEADER,
+                f"| paper (published, 1,568 rows) | {_f(pub['precision'])} | "
+                f"{_f(pub['coverage'])} | - | - | - | - | - | - | - | - | - | "
+                f"{_f(pub['sp10_coverage'])} ({_f(pub['sp10_precision'])}) |",
+            ]
+            for name, run in block["runs"].items():
+                lines.append(_table_row(name, run["summary"], run["sp10"]))
+            lines.append("")
+        if block.get("authors"):
+            lines += [
+                f"The {n_same} rows the authors' code was re-run on (the first {n_same} of the "
+                "same order), everything on those rows:",
+                "",
+                HEADER,
+                _table_row(
+                    "authors' code re-run", block["authors"]["summary"], block["authors"]["sp10"]
+                ),
+            ]
+            for name, run in block["runs"].items():
+                if "same_rows" in run:
+                    same = run["same_rows"]
+                    lines.append(_table_row(name, same["summary"], same["sp10"]))
+            lines.append("")
         lines += ["Configurations:", ""]
+        if block.get("authors"):
+            lines.append(f"- authors' code re-run: {block['authors']['description']}")
         for name, run in block["runs"].items():
-            lines.append(f"- `{name}`: {run['description']}")
+            lines.append(f"- {name}: {run['description']}")
         lines.append("")
     lines += ["## Versions", ""]
     for k, v in result["versions"].items():
@@ -712,9 +808,11 @@ def versions():
 
 
 def select_positions(n_rows, n_val):
-    if n_rows <= 0 or n_rows >= n_val:
-        return np.arange(n_val)
-    return np.sort(np.random.RandomState(0).choice(n_val, n_rows, replace=False))
+    """The first ``n_rows`` of one fixed permutation of the validation rows (all when 0), so
+    that a shorter run's rows are the first of a longer one's: the authors' code, which is
+    slow, can be run on a prefix and compared on it."""
+    order = np.random.RandomState(0).permutation(n_val)
+    return order if n_rows <= 0 else order[:n_rows]
 
 
 def main(argv=None):
@@ -725,12 +823,30 @@ def main(argv=None):
         "--config",
         action="append",
         default=None,
-        help="skanchors configuration name:key=value,... (repeatable; default: a set of six)",
+        help="skanchors configuration name:key=value,... (repeatable; default: a set of ten)",
+    )
+    parser.add_argument(
+        "--authors",
+        choices=("run", "cached", "none"),
+        default="run",
+        help="run the authors' code on the rows it has not explained yet (run), compare on "
+        "the rows it has explained already (cached), or leave it out (none)",
+    )
+    parser.add_argument(
+        "--authors-rows",
+        type=int,
+        default=None,
+        help="rows for the authors' code (a prefix of --rows; default: the same)",
     )
     parser.add_argument("--authors-only", action="store_true", help="run the authors' code only")
-    parser.add_argument("--no-authors", action="store_true", help="leave the authors' code out")
     parser.add_argument("--output", default=str(HERE / "results_paper_protocol"))
     parser.add_argument("--seed", type=int, default=0, help="skanchors' random_state")
+    parser.add_argument(
+        "--skanchors-cache",
+        action="store_true",
+        help="keep skanchors' runs in bench/paper_protocol_skanchors_<model>.json and reuse "
+        "them (same configuration, seed, model and skanchors source)",
+    )
     args = parser.parse_args(argv)
 
     def log(msg):
@@ -743,12 +859,16 @@ def main(argv=None):
         f"test {len(data['test'])}"
     )
     positions = select_positions(args.rows, n_val)
-    configs = [parse_config(c) for c in (args.config or DEFAULT_CONFIGS)]
+    authors_positions = (
+        positions if args.authors_rows is None else select_positions(args.authors_rows, n_val)
+    )
+    configs = (
+        [] if args.authors_only else [parse_config(c) for c in (args.config or DEFAULT_CONFIGS)]
+    )
+    argv_text = " ".join(map(shlex.quote, [Path(sys.argv[0]).name, *sys.argv[1:]]))
     result = dict(
-        command="PYTHONPATH=. /work/peers/bin/python bench/"
-        + " ".join(map(shlex.quote, [Path(sys.argv[0]).name, *sys.argv[1:]])),
+        command=f"PYTHONPATH=. /work/peers/bin/python bench/{argv_text}",
         n_rows=len(positions),
-        positions=positions.tolist(),
         versions=versions(),
         machine=f"{platform.machine()}, {os.cpu_count()} cores",
         models={},
@@ -759,39 +879,55 @@ def main(argv=None):
         pred_test = model.predict(X.iloc[data["test"]])
         acc = float(np.mean(pred_test == data["y"][data["test"]]))
         log(f"{m}: test accuracy {acc:.4f} (authors' model {PUBLISHED[m]['accuracy']:.4f})")
-        block = dict(accuracy=acc, runs={})
-        if not args.no_authors:
-            recs = run_authors(m, model, data, positions, log)
-            block["runs"]["authors' code re-run"] = dict(
-                description="anchor-exp 0.0.2.0 `anchor_beam`, the experiments' distribution and "
-                "parameters (beam 10, delta 0.05, tau 0.1, batch 50, epsilon_stop 0.05)",
-                summary=summarise(recs),
-                sp10=sp_anchor(recs, data, positions, pred_test),
-                sp10_valid=sp_anchor(recs, data, positions, pred_test, only_found=True),
-                rows=recs,
+        block = dict(accuracy=acc, n_rows=len(positions), n_rows_authors=0, runs={})
+        same = []
+        if args.authors != "none":
+            same, recs = run_authors(
+                m, model, data, authors_positions, log, run_missing=args.authors == "run"
             )
-        if not args.authors_only:
-            for name, params in configs:
-                log(f"  skanchors {name} {params}")
-                recs, _, info = run_skanchors(model, data, positions, params, seed=args.seed)
-                s = summarise(recs)
-                s["seconds"] = info["explain_seconds"] / len(positions)
-                log(
-                    f"    prec {s['test_precision']:.3f} cov {s['test_coverage']:.3f} "
-                    f"valid {s['valid_share']:.3f} fresh {_f(s['fresh_precision_valid'])} "
-                    f"{s['seconds']:.2f} s/row"
-                )
-                shown = ", ".join(f"{k}={v!r}" for k, v in params.items() if k != "reference")
-                block["runs"][f"skanchors {name}"] = dict(
-                    description=f"`AnchorExplainer({shown})`, reference: {info['reference']} rows",
-                    params=params,
-                    summary=s,
-                    sp10=sp_anchor(recs, data, positions, pred_test),
-                    sp10_valid=sp_anchor(recs, data, positions, pred_test, only_found=True),
-                    fit_seconds=info["fit_seconds"],
-                    explain_seconds=info["explain_seconds"],
+            block["n_rows_authors"] = len(same)
+            if recs:
+                block["authors"] = dict(
+                    description="anchor-exp 0.0.2.0 `anchor_beam` on the experiments' "
+                    "distribution (`sample_whole_instances=True`: validation rows, anchored "
+                    "features set), with their parameters (beam 10, delta 0.05, tau 0.1, batch "
+                    "50, epsilon_stop 0.05)",
+                    summary=summarise(recs),
+                    sp10=sp_anchor(recs, data, same, pred_test),
+                    sp10_valid=sp_anchor(recs, data, same, pred_test, only_found=True),
                     rows=recs,
                 )
+        for name, params in configs:
+            log(f"  skanchors {name} {params}")
+            recs, info = run_skanchors_cached(
+                m, model, data, positions, params, args.seed, args.skanchors_cache, log
+            )
+            s = summarise(recs)
+            s["seconds"] = info["explain_seconds"] / len(positions)
+            log(
+                f"    prec {s['test_precision']:.3f} cov {s['test_coverage']:.3f} "
+                f"valid {s['valid_share']:.3f} fresh {_f(s['fresh_precision_valid'])} "
+                f"{s['seconds']:.2f} s/row"
+            )
+            shown = ", ".join(f"{k}={v!r}" for k, v in params.items() if k != "reference")
+            run = dict(
+                description=f"`AnchorExplainer({shown})`, reference: {info['reference']} rows",
+                params=params,
+                summary=s,
+                sp10=sp_anchor(recs, data, positions, pred_test),
+                sp10_valid=sp_anchor(recs, data, positions, pred_test, only_found=True),
+                fit_seconds=info["fit_seconds"],
+                explain_seconds=info["explain_seconds"],
+                rows=recs,
+            )
+            if same:
+                by_pos = {r["position"]: r for r in recs}
+                sub = [by_pos[p] for p in same if p in by_pos]
+                if len(sub) == len(same):
+                    ss = summarise(sub)
+                    ss["seconds"] = s["seconds"]
+                    run["same_rows"] = dict(summary=ss, sp10=sp_anchor(sub, data, same, pred_test))
+            block["runs"][f"skanchors {name}"] = run
         result["models"][m] = block
         if not args.authors_only:
             _write_json(Path(args.output + ".json"), result)
