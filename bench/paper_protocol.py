@@ -132,6 +132,11 @@ DEFAULT_CONFIGS = (
     "beam_size=10,delta=0.05,epsilon=0.1,batch_size=50",
 )
 
+DEFAULT_FALLBACKS = (
+    "reference, train reference | defaults, train reference",
+    "reference, train reference, beam 10 | defaults, train reference",
+)
+
 
 # --------------------------------------------------------------------------------------------
 # data: utils.load_dataset("adult", balance=True), reproduced
@@ -612,6 +617,38 @@ def run_skanchors_cached(model_name, model, data, positions, params, seed, use_c
     return recs, info
 
 
+def add_same_rows(run, data, same, pred_test):
+    """The run's summary on the rows the authors' code explained (``same``)."""
+    if not same:
+        return
+    by_pos = {r["position"]: r for r in run["rows"]}
+    sub = [by_pos[p] for p in same if p in by_pos]
+    if len(sub) == len(same):
+        ss = summarise(sub)
+        ss["seconds"] = run["summary"]["seconds"]
+        run["same_rows"] = dict(summary=ss, sp10=sp_anchor(sub, data, same, pred_test))
+
+
+def fallback_run(primary, secondary):
+    """Per row, the primary configuration's anchor when it is valid, else the secondary's: what
+    a user (or the explainer) running the second search on the first one's failures gets."""
+    rows = []
+    for a, b in zip(primary["rows"], secondary["rows"]):
+        assert a["position"] == b["position"]
+        if a["found"]:
+            rows.append(dict(a, source="primary"))
+        else:
+            r = dict(b, source="fallback")
+            r["n_model_calls"] = a["n_model_calls"] + b["n_model_calls"]
+            r["n_rows_predicted"] = a["n_rows_predicted"] + b["n_rows_predicted"]
+            rows.append(r)
+    s = summarise(rows)
+    share = float(np.mean([r["source"] == "fallback" for r in rows]))
+    s["seconds"] = primary["summary"]["seconds"] + share * secondary["summary"]["seconds"]
+    s["fallback_share"] = share
+    return dict(summary=s, rows=rows)
+
+
 def _readable(p, data):
     if p.op == "==":
         return f"{p.feature} = {data['names'][p.feature][int(p.value)]}"
@@ -840,6 +877,12 @@ def main(argv=None):
     )
     parser.add_argument("--authors-only", action="store_true", help="run the authors' code only")
     parser.add_argument("--output", default=str(HERE / "results_paper_protocol"))
+    parser.add_argument(
+        "--fallback",
+        action="append",
+        default=None,
+        help="derived run 'A | B': configuration A's anchor when valid, else B's (repeatable)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="skanchors' random_state")
     parser.add_argument(
         "--skanchors-cache",
@@ -920,14 +963,23 @@ def main(argv=None):
                 explain_seconds=info["explain_seconds"],
                 rows=recs,
             )
-            if same:
-                by_pos = {r["position"]: r for r in recs}
-                sub = [by_pos[p] for p in same if p in by_pos]
-                if len(sub) == len(same):
-                    ss = summarise(sub)
-                    ss["seconds"] = s["seconds"]
-                    run["same_rows"] = dict(summary=ss, sp10=sp_anchor(sub, data, same, pred_test))
+            add_same_rows(run, data, same, pred_test)
             block["runs"][f"skanchors {name}"] = run
+        for spec in [] if args.authors_only else (args.fallback or DEFAULT_FALLBACKS):
+            first, _, second = (x.strip() for x in spec.partition("|"))
+            runs = block["runs"]
+            if f"skanchors {first}" not in runs or f"skanchors {second}" not in runs:
+                log(f"  fallback {spec!r}: needs both configurations; skipped")
+                continue
+            run = fallback_run(runs[f"skanchors {first}"], runs[f"skanchors {second}"])
+            run["description"] = (
+                f"each row's `{first}` anchor when valid, else its `{second}` anchor (rows "
+                "predicted and seconds: both searches)"
+            )
+            run["sp10"] = sp_anchor(run["rows"], data, positions, pred_test)
+            run["sp10_valid"] = sp_anchor(run["rows"], data, positions, pred_test, only_found=True)
+            add_same_rows(run, data, same, pred_test)
+            block["runs"][f"skanchors {first}, else {second}"] = run
         result["models"][m] = block
         if not args.authors_only:
             _write_json(Path(args.output + ".json"), result)
