@@ -521,7 +521,7 @@ def _value(text):
 
 
 def run_skanchors(model, data, positions, params, seed=0):
-    from skanchors import AnchorExplainer
+    from skanchors import AnchorExplainer, pick
 
     params = dict(params)
     reference = params.pop("reference", "validation")
@@ -567,7 +567,11 @@ def run_skanchors(model, data, positions, params, seed=0):
                 seconds=float(a.wall_time),
             )
         )
-    return out, anchors, dict(explain_seconds=seconds, fit_seconds=fit_seconds, reference=reference)
+    # skanchors' own submodular pick over the explained rows, to check sp_anchor's choice
+    picked = pick(anchors, X.iloc[data["validation"]], k=10).indices_
+    info = dict(explain_seconds=seconds, fit_seconds=fit_seconds, reference=reference)
+    info["pick_positions"] = [int(positions[i]) for i in picked]
+    return out, anchors, info
 
 
 def skanchors_source_hash():
@@ -959,10 +963,13 @@ def main(argv=None):
                 summary=s,
                 sp10=sp_anchor(recs, data, positions, pred_test),
                 sp10_valid=sp_anchor(recs, data, positions, pred_test, only_found=True),
+                skanchors_pick=info.get("pick_positions"),
                 fit_seconds=info["fit_seconds"],
                 explain_seconds=info["explain_seconds"],
                 rows=recs,
             )
+            if run["skanchors_pick"] is not None and run["skanchors_pick"] != run["sp10"]["picked"]:
+                log("    note: skanchors.pick chose other anchors than the authors' greedy pick")
             add_same_rows(run, data, same, pred_test)
             block["runs"][f"skanchors {name}"] = run
         for spec in [] if args.authors_only else (args.fallback or DEFAULT_FALLBACKS):
