@@ -135,6 +135,7 @@ DEFAULT_CONFIGS = (
 DEFAULT_FALLBACKS = (
     "reference, train reference | defaults, train reference",
     "reference, train reference, beam 10 | defaults, train reference",
+    "reference, train reference, authors' parameters | defaults, train reference",
 )
 
 
