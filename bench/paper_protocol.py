@@ -489,6 +489,17 @@ def run_authors(model_name, model, data, positions, log, run_missing=True, check
     return [int(p) for p in positions], [cache["rows"][str(p)] for p in positions]
 
 
+def _rounded(obj, digits=5):
+    """``obj`` with its floats rounded (the report's JSON: 5 decimals are ample)."""
+    if isinstance(obj, float):
+        return round(obj, digits)
+    if isinstance(obj, dict):
+        return {k: _rounded(v, digits) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_rounded(v, digits) for v in obj]
+    return obj
+
+
 def _write_json(path, obj):
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(obj, indent=None, separators=(",", ":")))
@@ -1022,10 +1033,12 @@ def main(argv=None):
             run["sp10"] = sp_anchor(run["rows"], data, positions, pred_test)
             run["sp10_valid"] = sp_anchor(run["rows"], data, positions, pred_test, only_found=True)
             add_same_rows(run, data, same, pred_test)
+            # the rows are the two runs' (kept above): only which one each row took
+            run["rows"] = [dict(position=r["position"], source=r["source"]) for r in run["rows"]]
             block["runs"][f"skanchors {first}, else {second}"] = run
         result["models"][m] = block
         if not args.authors_only:
-            _write_json(Path(args.output + ".json"), result)
+            _write_json(Path(args.output + ".json"), _rounded(result))
             Path(args.output + ".md").write_text(markdown(result))
     if args.authors_only:
         log("authors' code cached; no report written (--authors-only)")
