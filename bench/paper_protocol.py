@@ -800,6 +800,13 @@ def markdown(result):
         "all anchors, valid or not: a best candidate that failed can be a broad rule), and the "
         "same among the valid anchors only.",
         "",
+        "skanchors' runs: made with `--skanchors-cache` (kept per model in the local, "
+        "uncommitted `bench/paper_protocol_skanchors_<model>.json`, keyed by configuration, "
+        "seed, model and a hash of the skanchors source: see Versions) and read back here; "
+        "without that cache, `--skanchors-cache` in place of `--cached-only` recomputes them "
+        "(about an hour on the shared machine). The authors' code's rows are committed "
+        "(`bench/paper_protocol_authors_<model>.json`).",
+        "",
         "*paper*: the authors' own result files (`results/adult-<model>.pickle` of "
         "marcotcr/anchor-experiments, all 1,568 rows; Table 2 prints these); other columns "
         "were not recorded there.",
@@ -865,6 +872,7 @@ def versions():
         except importlib.metadata.PackageNotFoundError:
             pass
     out["python"] = platform.python_version()
+    out["skanchors source hash"] = skanchors_source_hash()
     try:
         out["skanchors commit"] = subprocess.run(
             ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
