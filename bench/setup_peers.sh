@@ -30,6 +30,8 @@ np_pin="numpy>=1.23,<2"
     "joblib>=1.3" click
 "${pip[@]}" install "$np_pin" "scikit-learn>=1.6,<1.7" click "alibi==0.9.6"
 "${pip[@]}" install "$np_pin" "scikit-learn>=1.6,<1.7" "anchor-exp==0.0.2.0"
+# XGBoost for paper_protocol.py (the Anchors paper's XGBClassifier); the CPU-only wheel
+"${pip[@]}" install "$np_pin" "xgboost-cpu>=3,<4"
 
 # skanchors itself, editable, without letting pip touch numpy.
 # compat mode = a plain path entry: files and subpackages added later (the library is young) are
