@@ -119,24 +119,24 @@ PUBLISHED = {
 }
 
 DEFAULT_CONFIGS = (
-    "defaults:",
+    # the defaults (perturbation="auto", beam_size="auto": 10 on tables), on the training rows
+    # (a user's natural reference data) and on the validation rows (the authors' choice)
     "defaults, train reference:reference=train",
-    "beam 10:beam_size=10",
-    "delta 0.05:delta=0.05",
-    "authors' parameters:beam_size=10,delta=0.05,epsilon=0.1,batch_size=50",
-    "reference:perturbation=reference",
-    "reference, beam 10:perturbation=reference,beam_size=10",
-    "reference, train reference:perturbation=reference,reference=train",
-    "reference, train reference, beam 10:perturbation=reference,reference=train,beam_size=10",
-    "reference, train reference, authors' parameters:perturbation=reference,reference=train,"
-    "beam_size=10,delta=0.05,epsilon=0.1,batch_size=50",
+    "defaults:",
+    # the former defaults (replaced rows, beam 2), and each change alone
+    "former defaults, train reference:perturbation=replace,beam_size=2,reference=train",
+    "former defaults:perturbation=replace,beam_size=2",
+    "replace, beam 10, train reference:perturbation=replace,reference=train",
+    "reference, beam 10, train reference:perturbation=reference,reference=train",
+    "reference, beam 10:perturbation=reference",
+    "auto, beam 2, train reference:beam_size=2,reference=train",
+    "auto, beam 4, train reference:beam_size=4,reference=train",
+    "auto, authors' parameters, train reference:delta=0.05,epsilon=0.1,batch_size=50,"
+    "reference=train",
 )
-
-DEFAULT_FALLBACKS = (
-    "reference, train reference | defaults, train reference",
-    "reference, train reference, beam 10 | defaults, train reference",
-    "reference, train reference, authors' parameters | defaults, train reference",
-)
+# 'A | B' runs derived from two configurations' anchors (A's when valid, else B's); "auto"
+# now makes that combination itself, so none by default.
+DEFAULT_FALLBACKS = ()
 
 
 # --------------------------------------------------------------------------------------------

@@ -254,7 +254,7 @@ class Anchor:
 
     Two anchors are equal (``==``) when they state the same rule with the same numbers:
     the same predicates in the same order, prediction, ``is_anchor``, threshold, precision,
-    coverage and regression tolerance. Samples, counts, timings and examples are not
+    coverage, regression tolerance and perturbation distribution. Samples, counts, timings and examples are not
     compared, so the anchors of two runs, or an anchor and its JSON round trip, compare
     equal. Anchors hash by their predicates and prediction.
 
@@ -348,6 +348,7 @@ class Anchor:
             bool(self.is_anchor),
             tuple(_number(x) for x in numbers),  # NaN as None, so NaN equals NaN
             tolerance,
+            self.perturbation,
         )
 
     def __eq__(self, other):

@@ -390,3 +390,86 @@ def test_precision_bounds_are_the_ones_is_anchor_was_decided_by(perturbation):
         assert len(short) >= 3
     else:
         assert 0 < sum(reads) < len(anchors)
+
+
+# ------------------------------------------------------------------ perturbation="auto"
+class Correlated:
+    """1 iff x0 > 0.7 (x0's top bin) and x1 > 0.5. In the data x1 > 0.5 almost always comes with
+    x0 > 0.7, so on the reference rows "x0 > 0.7" alone reaches the threshold; with x1 drawn
+    from other rows (replaced), it needs "x1 > 0.5" too."""
+
+    classes_ = np.array([0, 1])
+
+    def predict_proba(self, X):
+        p = ((X["x0"].to_numpy() > 0.7) & (X["x1"].to_numpy() > 0.5)).astype(float)
+        return np.column_stack([1 - p, p])
+
+
+def _correlated(n, seed=0):
+    rng = np.random.default_rng(seed)
+    x0 = rng.uniform(size=n)
+    # x1 > 0.5 for 98 % of the rows with x0 > 0.7, for a fifth of the others
+    high = np.where(x0 > 0.7, rng.uniform(size=n) < 0.98, rng.uniform(size=n) < 0.2)
+    x1 = np.where(high, rng.uniform(0.5, 1.0, size=n), rng.uniform(0.0, 0.5, size=n))
+    return pd.DataFrame({"x0": x0, "x1": x1, "x2": rng.uniform(size=n)})
+
+
+def test_auto_searches_the_reference_rows_first_and_replaced_rows_where_they_are_too_few():
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7], "x1": [0.5]})
+    x = pd.DataFrame({"x0": [0.9], "x1": [0.8], "x2": [0.5]})
+    params = dict(discretizer=disc, random_state=0)
+    large = _correlated(20_000)
+    auto = AnchorExplainer(Correlated(), **params).fit(large)
+    anchor = auto.explain(x)[0]
+    # the broad rule that holds on the data's own rows, stated as such
+    assert anchor.is_anchor and anchor.perturbation == "reference"
+    assert [str(p) for p in anchor.predicates] == ["x0 > 0.7"]
+    covered = large[anchor.covers(large)]
+    assert np.mean(Correlated().predict_proba(covered)[:, 1]) >= 0.95
+    # its fresh draws are reference rows, where the rule holds
+    assert auto.perturbation_precision(anchor, 2000, random_state=0) >= 0.95
+    # replaced rows need x1 too, and "x0 > 0.7" alone fails there
+    replace = AnchorExplainer(Correlated(), perturbation="replace", **params).fit(large)
+    strict = replace.explain(x)[0]
+    assert strict.is_anchor and strict.perturbation == "replace"
+    assert sorted(str(p) for p in strict.predicates) == ["x0 > 0.7", "x1 > 0.5"]
+    wider = Anchor.from_dict({**anchor.to_dict(), "perturbation": "replace"})
+    wider.instance = x
+    assert replace.perturbation_precision(wider, 2000, random_state=0) < 0.8
+    # with 300 rows the reference rows cannot show it: the replaced rows' anchor, which says so
+    small = AnchorExplainer(Correlated(), **params).fit(large.iloc[:300])
+    fallback = small.explain(x)[0]
+    assert fallback.is_anchor and fallback.perturbation == "replace"
+    assert sorted(str(p) for p in fallback.predicates) == ["x0 > 0.7", "x1 > 0.5"]
+    # its costs are both searches'
+    alone = AnchorExplainer(Correlated(), perturbation="replace", **params).fit(large.iloc[:300])
+    assert fallback.n_rows_predicted > alone.explain(x)[0].n_rows_predicted
+    # the distribution travels with the anchor
+    again = Anchor.from_json(anchor.to_json())
+    assert again.perturbation == "reference" and again == anchor
+    assert "reference rows" in anchor._repr_html_()
+    with pytest.raises(ValueError, match="perturbation"):
+        Anchor.from_dict({**anchor.to_dict(), "perturbation": "sometimes"})
+
+
+def test_auto_runs_each_search_at_half_of_delta(monkeypatch):
+    import skanchors.explainer as explainer_module
+
+    seen = []
+    search = explainer_module._search_one
+
+    def recording(instance, task, row, target, seed, params, *args):
+        seen.append((instance.perturbation, params["delta"]))
+        return search(instance, task, row, target, seed, params, *args)
+
+    monkeypatch.setattr(explainer_module, "_search_one", recording)
+    disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7], "x1": [0.5]})
+    x = pd.DataFrame({"x0": [0.9], "x1": [0.8], "x2": [0.5]})
+    small = _correlated(300)
+    AnchorExplainer(Correlated(), discretizer=disc, delta=0.2, random_state=0).fit(small).explain(x)
+    assert seen == [("reference", 0.1), ("replace", 0.1)]
+    seen.clear()
+    AnchorExplainer(
+        Correlated(), discretizer=disc, delta=0.2, perturbation="replace", random_state=0
+    ).fit(small).explain(x)
+    assert seen == [("replace", 0.2)]
