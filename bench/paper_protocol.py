@@ -54,6 +54,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
+import gzip  # noqa: E402
 import hashlib  # noqa: E402
 import importlib.metadata  # noqa: E402
 import json  # noqa: E402
@@ -1046,12 +1047,14 @@ def main(argv=None):
             block["runs"][f"skanchors {first}, else {second}"] = run
         result["models"][m] = block
         if not args.authors_only:
-            _write_json(Path(args.output + ".json"), _rounded(result))
+            # per-row records of every run: gzipped (about a tenth of the plain JSON)
+            with gzip.open(args.output + ".json.gz", "wt") as f:
+                json.dump(_rounded(result), f, separators=(",", ":"))
             Path(args.output + ".md").write_text(markdown(result))
     if args.authors_only:
         log("authors' code cached; no report written (--authors-only)")
     else:
-        log(f"wrote {args.output}.md and .json")
+        log(f"wrote {args.output}.md and .json.gz")
 
 
 if __name__ == "__main__":

@@ -64,9 +64,10 @@ class AnchorExplainer(BaseExplainer):
         the same object), :meth:`explain` and :meth:`perturbation_precision` notice it (the
         model's fitted attributes are fingerprinted at ``fit``) and read the model again:
         its classes, its compiled trees and a new cache, as a new :meth:`fit` on the same
-        reference data would; with ``balance=True`` or a regression tolerance in standard
-        deviations, which come from the old model's predictions on the reference data, they
-        raise a ``ValueError`` asking for :meth:`fit` again. A plain function cannot be
+        reference data would; with ``balance=True``, a regression tolerance in standard
+        deviations or bins cut where the model's predictions change (``discretizer="tree"``,
+        a regressor's default), which come from the old model's predictions on the reference
+        data, they raise a ``ValueError`` asking for :meth:`fit` again. A plain function cannot be
         fingerprinted: fit the explainer again if it changes.
     threshold : float in (0, 1], default=0.95
         The paper's tau: the precision a rule must reach to be an anchor.
