@@ -254,9 +254,9 @@ class Anchor:
 
     Two anchors are equal (``==``) when they state the same rule with the same numbers:
     the same predicates in the same order, prediction, ``is_anchor``, threshold, precision,
-    coverage, regression tolerance and perturbation distribution. Samples, counts, timings and examples are not
-    compared, so the anchors of two runs, or an anchor and its JSON round trip, compare
-    equal. Anchors hash by their predicates and prediction.
+    coverage, regression tolerance and perturbation distribution. Samples, counts, timings
+    and examples are not compared, so the anchors of two runs, or an anchor and its JSON
+    round trip, compare equal. Anchors hash by their predicates and prediction.
 
     Attributes
     ----------

@@ -206,3 +206,54 @@ def test_regression_guarantee_under_an_adversarial_model():
 
     accepted, bad = _count_bad(explainer_for, lambda e: e.explain(x)[0], precision)
     assert bad <= DELTA * RUNS, (accepted, bad)
+
+
+# ------------------------------------------------------- reference rows: the halves
+# perturbation="reference" validates a chosen rule on reference rows the choice never saw. A
+# model that knows the search's reading order (a planted adversary, built from the explainer's
+# own seed) agrees with the rule "c0 = b" on every row of the half the search chooses on, and
+# disagrees on every row of the half it validates on: a search that validated a rule on the
+# rows it chose it with would accept "c0 = b" at precision 1.0.
+def _split_data(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "c0": pd.Categorical(rng.choice(["a", "b"], n)),
+            "c1": pd.Categorical(rng.choice(["a", "b"], n)),
+            "c2": pd.Categorical(rng.choice(["a", "b"], n)),
+            "id": np.arange(n, dtype=float),
+        }
+    )
+
+
+class SplitAware:
+    """1 when c0 = b, except on the reference rows of the validation half."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, validation_ids):
+        self.validation_ids = validation_ids
+
+    def predict_proba(self, X):
+        p = (X["c0"].astype(str).to_numpy() == "b") & ~np.isin(X["id"], self.validation_ids)
+        p = p.astype(float)
+        return np.column_stack([1 - p, p])
+
+
+def test_reference_rules_are_validated_on_the_half_the_choice_did_not_see():
+    X = _split_data()
+    probe = AnchorExplainer(SplitAware([]), perturbation="reference", random_state=0).fit(X)
+    order = probe.sampler_._reference_order(probe._seed)[0]
+    half = len(order) // 2
+    validation_ids = X["id"].to_numpy()[order[half:]]
+    explainer = AnchorExplainer(
+        SplitAware(validation_ids), perturbation="reference", random_state=0
+    ).fit(X)
+    # (the same seed, so the same reading order)
+    assert np.array_equal(explainer.sampler_._reference_order(explainer._seed)[0], order)
+    x = X.iloc[[int(order[0])]]  # a row of the choosing half, c0 forced to b
+    x = x.assign(c0=pd.Categorical(["b"], categories=X["c0"].cat.categories))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoAnchorWarning)
+        anchor = explainer.explain(x)[0]
+    assert not anchor.is_anchor, (str(anchor), anchor.n_samples)

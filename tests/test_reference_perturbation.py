@@ -228,7 +228,7 @@ class Noisy:
 
 def test_held_out_precision_of_reference_anchors():
     """>= 95 % of anchors reach threshold - 0.05 on fresh rows of the data's distribution."""
-    data = planted_data(n=3000, seed=5)
+    data = planted_data(n=6000, seed=5)
     fresh = planted_data(n=50_000, seed=6)
     model = Noisy()
     explainer = _explainer(data, model, threshold=0.9, beam_size=1, random_state=2)

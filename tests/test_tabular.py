@@ -1022,7 +1022,9 @@ def test_searches_that_depend_on_the_row_are_not_shared(data, searches):
     class MyBandit(KLLUCB):  # a bandit of the user's own may keep state between searches
         pass
 
-    explainer = AnchorExplainer(PlantedModel(), bandit=MyBandit(), random_state=1).fit(data)
+    explainer = AnchorExplainer(
+        PlantedModel(), bandit=MyBandit(), perturbation="replace", random_state=1
+    ).fit(data)
     explainer.explain(twins)
     assert len(searches) == 2
     explainer.set_params(bandit=KLLUCB(challengers=1))  # the library's own: shared
@@ -1031,7 +1033,10 @@ def test_searches_that_depend_on_the_row_are_not_shared(data, searches):
     # A value the reference data never had: the row's streams are its own.
     unseen = data.assign(x3=data["x3"].round(1))
     explainer = AnchorExplainer(
-        PlantedModel(), categorical_features=["colour", "x3"], random_state=1
+        PlantedModel(),
+        categorical_features=["colour", "x3"],
+        perturbation="replace",
+        random_state=1,
     ).fit(unseen)
     odd = pd.concat([row(0.9, "red", x3=99.0), row(0.9, "red", x3=99.0)])
     assert explainer.sampler_.instance(odd.iloc[[0]]).search_key() is None
