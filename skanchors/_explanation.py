@@ -266,12 +266,15 @@ class Anchor:
         The class the rule predicts (the model's class label).
     precision : float
         Fraction of perturbations satisfying the rule for which the model predicts
-        ``prediction`` (estimated from ``n_samples`` samples of ``D(z | A)``).
+        ``prediction``, estimated from ``n_samples`` samples of ``D(z | A)``: for an anchor,
+        those of its validation, drawn after the search chose the rule (the reference rows
+        the choice did not see, with ``perturbation="reference"``); for a rule that is not
+        an anchor, all the search's samples of it.
     precision_bounds : (float, float)
         KL confidence interval of the precision at the level the search validated rules at:
         ``1 - delta`` shared (a union bound) among the ``1 + beam_size * max_anchor_size``
-        rules it may validate. A rule is an anchor when its precision reaches the threshold
-        and the lower bound is within 0.025 of it.
+        rules it may validate and the looks of each validation. A rule is an anchor when its
+        precision reaches the threshold and the lower bound is within 0.025 of it.
     coverage : float
         Fraction of the (unweighted) reference data that satisfies the rule.
     coverage_perturbation : float
