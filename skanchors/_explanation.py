@@ -396,10 +396,12 @@ class Anchor:
     def _why_not(self):
         """Why a returned rule is not an anchor, for display."""
         if self.precision >= self.threshold:  # (False for NaN)
-            # The estimate reaches the threshold but its confidence bound does not: all of a
-            # rule's samples were drawn (perturbation="reference": its reference rows).
-            n = self.n_samples
-            return f"{n} sample{'' if n == 1 else 's'} cannot show precision >= threshold"
+            if self.perturbation == "reference":
+                # its reference rows ran out before the bound could decide
+                n = self.n_samples
+                return f"{n} sample{'' if n == 1 else 's'} cannot show precision >= threshold"
+            # the search's estimate reaches it, but not on the samples drawn after the choice
+            return "not confirmed on fresh samples"
         return "precision below threshold"
 
     def _predicted(self):

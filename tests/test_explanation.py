@@ -374,3 +374,17 @@ def test_a_word_kept_twice_must_occur_twice():
     assert rule.check(docs, model(docs).argmax(axis=1)).precision == 1.0
     back = Anchor.from_json(rule.to_json())
     assert [s.predicates for s in back.steps] == [s.predicates for s in rule.steps]
+
+
+def test_why_a_rule_is_not_an_anchor_names_its_distribution():
+    rule = (Predicate("x0", ">", 0.7, 0),)
+    kinds = {
+        None: "not confirmed on fresh samples",
+        "replace": "not confirmed on fresh samples",
+        "reference": "12 samples cannot show precision >= threshold",
+    }
+    for perturbation, why in kinds.items():
+        anchor = Anchor(rule, 1, 0.97, 0.1, False, 0.95, n_samples=12, perturbation=perturbation)
+        assert str(anchor).endswith(f"[NOT AN ANCHOR: {why}]")
+    low = Anchor(rule, 1, 0.9, 0.1, False, 0.95, n_samples=500, perturbation="replace")
+    assert str(low).endswith("[NOT AN ANCHOR: precision below threshold]")
