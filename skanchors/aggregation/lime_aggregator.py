@@ -228,6 +228,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         "random_state",
     )
     _checkpoint_arrays = ("_ws", "_abs", "_dc", "_sel", "_occ")
+    _checkpoint_signed = ("_ws",)  # the signed weight sums; the others are >= 0
     _checkpoint_counters = (
         "n_documents_seen_",
         "n_model_calls_",
