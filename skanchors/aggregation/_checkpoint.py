@@ -186,6 +186,8 @@ class _Reader:
                 f"('format' is {state.get('format')!r}, not {FORMAT!r})"
             )
         version = state.get("version")
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise self.bad("'version'", f"must be an integer, got {version!r:.80}")
         if version != VERSION:
             raise self.fail(
                 f"was written by another version of skanchors (format {version!r}; this one "
@@ -274,7 +276,9 @@ class _Reader:
                 else:
                     raise ValueError(f"numpy array format {major} (expected 1 or 2)")
                 offset = fh.tell()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as error:
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as error:
+            raise self.bad(field, f"could not be read ({error})") from None
+        except ValueError as error:  # numpy: not the .npy format
             raise self.bad(field, f"has no valid .npy header ({error})") from None
         if dtype != template.dtype:
             raise self.bad(field, f"has dtype {dtype}, expected {template.dtype}")
