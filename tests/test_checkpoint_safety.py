@@ -313,8 +313,9 @@ def _old_pickle(data):
 
 
 def _flip_byte_in_an_array(data):
-    at = data.index(b"\x93NUMPY") + 200  # in the data of the first array, past its header
-    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+    first = next(iter(File(data).arrays.values()))
+    at = data.index(first.tobytes()) + 8  # in the first array's data, past its header
+    return data[:at] + bytes([data[at] ^ 0x04]) + data[at + 1 :]
 
 
 def _truncate_array_member(data):

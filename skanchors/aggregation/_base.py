@@ -476,7 +476,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         self._words = state["words"]
         self._stop_cache = None
         self._word_index = None
-        self._index = {w: i for i, w in enumerate(self._words)}
+        self._index = state["index"]
         for attr, value in state["arrays"].items():
             setattr(self, attr, value)
         for attr, value in state["counters"].items():

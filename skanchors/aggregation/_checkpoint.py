@@ -249,16 +249,17 @@ class _Reader:
         return out
 
     def words(self, value):
+        """The words and their index (word -> row)."""
         if not isinstance(value, list):
             raise self.bad("'words'", f"must be a list of strings, got {type(value).__name__}")
-        for i, w in enumerate(value):
-            if not isinstance(w, str):
-                raise self.bad("'words'", f"must be a list of strings, entry {i} is {w!r:.80}")
-        if len(set(value)) != len(value):
-            seen = set()
-            dup = next(w for w in value if w in seen or seen.add(w))
+        if set(map(type, value)) - {str}:
+            i, w = next((i, w) for i, w in enumerate(value) if not isinstance(w, str))
+            raise self.bad("'words'", f"must be a list of strings, entry {i} is {w!r:.80}")
+        index = dict(zip(value, range(len(value))))
+        if len(index) != len(value):
+            dup = next(w for i, w in enumerate(value) if index[w] != i)
             raise self.bad("'words'", f"must be distinct, {dup!r:.80} appears more than once")
-        return value
+        return value, index
 
     # ------------------------------------------------------------------ arrays
     def array(self, zf, name, template, n_words, signed):
@@ -331,8 +332,8 @@ def load(path, *, kind, params, classes, arrays, signed=(), counters, history_ke
     Returns
     -------
     dict
-        ``words``, ``arrays``, ``counters``, ``done``, ``current``, ``seed_base``,
-        ``call_start`` and ``history``, all checked.
+        ``words``, ``index`` (word -> row), ``arrays``, ``counters``, ``done``,
+        ``current``, ``seed_base``, ``call_start`` and ``history``, all checked.
     """
     reader = _Reader(path, kind)
     with reader.open() as zf:
@@ -357,7 +358,7 @@ def load(path, *, kind, params, classes, arrays, signed=(), counters, history_ke
                 f"has classes {state['classes']!r:.200}, the model {mine}",
                 "give another checkpoint file",
             )
-        words = reader.words(state["words"])
+        words, index = reader.words(state["words"])
         counts = reader.same_keys("'counters'", state["counters"], counters)
         checked = {}
         for name, template in counters.items():
@@ -393,6 +394,7 @@ def load(path, *, kind, params, classes, arrays, signed=(), counters, history_ke
         }
     return dict(
         words=words,
+        index=index,
         arrays=loaded,
         counters=checked,
         done=done,
