@@ -183,7 +183,7 @@ def _report(rows, args):
         f"{platform.python_version()}, numpy {np.__version__}, skanchors {skanchors.__version__}; "
         f"files in {args.folder or 'a temporary folder'}.",
         "",
-        f"Command: `PYTHONPATH=. python bench/checkpoint.py {' '.join(sys.argv[1:])}`".rstrip(),
+        f"Command: `{' '.join(['PYTHONPATH=. python bench/checkpoint.py', *sys.argv[1:]])}`",
         "",
     ]
     return "\n".join(lines)
