@@ -329,6 +329,18 @@ def _truncate_array_member(data):
     return path.getvalue()
 
 
+def _deflated(data):
+    """The checkpoint's state.json compressed, as a zip bomb's members are."""
+    if data[:2] != b"PK":
+        return None
+    f = File(data)
+    f.state["history"] += [f.state["history"][0]] * 100_000
+    path = io.BytesIO()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("state.json", json.dumps(f.state))
+    return path.getvalue()
+
+
 def _not_json(data):
     if data[:2] != b"PK":
         return None
@@ -409,6 +421,7 @@ FILE_CASES = [
     ("truncated by 10 bytes", lambda d: d[:-10], r"damaged or truncated"),
     ("a zip of other files", lambda d: _zip_of({"notes.txt": b"hello"}), r"state\.json"),
     ("a numpy .npz", lambda d: _npz(), r"state\.json"),
+    ("a compressed member (a zip bomb)", _deflated, r"'state\.json' is compressed"),
     ("state.json not JSON", _not_json, r"state\.json.*not JSON"),
     ("state.json a list", _json_list, r"state\.json.*not an object"),
     ("a flipped byte", _flip_byte_in_an_array, r"(_a_pos|_ws)\.npy' could not be read .Bad CRC"),

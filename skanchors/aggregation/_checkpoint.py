@@ -1,6 +1,6 @@
 """The checkpoint file of the global aggregators: data only, never a pickle.
 
-A checkpoint is one zip archive laid out as numpy's ``.npz``:
+A checkpoint is one zip archive laid out as numpy's ``.npz``, its members stored uncompressed:
 
 - ``state.json``: a JSON object with the format's name and version, the aggregator's class,
   the parameters it was made with (as :func:`~skanchors.aggregation._base._describe` writes
@@ -10,10 +10,11 @@ A checkpoint is one zip archive laid out as numpy's ``.npz``:
 
 Reading it runs no code of the file: the JSON is parsed with :mod:`json`, the arrays are read
 with ``allow_pickle=False`` after their headers (dtype and shape) were checked against what the
-aggregator expects, and every field is checked (types, shapes consistent with the words and
-classes, counts non-negative, the parameters the same) before the state is used. Anything else
-(an old pickled checkpoint, another file, a damaged or edited one) raises
-:class:`CheckpointError`, a ``ValueError`` naming the file and the field.
+aggregator expects (so no member takes more memory than its share of the file), and every
+field is checked (types, shapes consistent with the words and classes, counts non-negative,
+the parameters the same) before the state is used. Anything else (an old pickled checkpoint,
+another file, a damaged or edited one) raises :class:`CheckpointError`, a ``ValueError``
+naming the file and the field.
 
 The file is written to a temporary file next to it and moved into place (``os.replace``), so
 an interrupted save leaves the previous checkpoint whole.
@@ -158,6 +159,15 @@ class _Reader:
         if twice:
             zf.close()
             raise self.bad("its members", f"{twice} appear more than once")
+        for info in zf.infolist():
+            # Written uncompressed: a member is no larger than the file, so that no member
+            # expands into more memory than the file takes (a "zip bomb").
+            if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+                zf.close()
+                raise self.bad(
+                    f"member {info.filename!r:.80}",
+                    "is compressed (a checkpoint's members are stored uncompressed)",
+                )
         return zf
 
     def member(self, zf, name):
