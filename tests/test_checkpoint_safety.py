@@ -428,6 +428,7 @@ FILE_CASES = [
     ("an array member truncated", _truncate_array_member, r"_occ\.npy"),
     ("an array member not .npy", _bad_header, r"_occ\.npy"),
     ("the old pickled format", _old_pickle, r"is a pickle.*delete it"),
+    ("one byte of a pickle", lambda d: b"\x80", r"is a pickle"),
 ]
 
 
@@ -444,11 +445,15 @@ def test_a_damaged_or_foreign_file_is_refused_naming_it(saved, tmp_path, kind, c
 
 # ------------------------------------------------------------------ malicious files
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_a_malicious_pickle_at_the_checkpoint_path_runs_nothing(tmp_path, kind):
+@pytest.mark.parametrize("protocol", [0, pickle.HIGHEST_PROTOCOL])
+def test_a_malicious_pickle_at_the_checkpoint_path_runs_nothing(tmp_path, kind, protocol):
     marker = tmp_path / "ran"
     path = tmp_path / "state.ckpt"
-    path.write_bytes(pickle.dumps(Exploit(marker)))
+    path.write_bytes(pickle.dumps(Exploit(marker), protocol=protocol))
     assert not marker.exists()
+    if protocol == 0:  # a text pickle: no pickle's opcode first
+        _refused(kind, path, r"not a skanchors checkpoint", marker=marker)
+        return
     message = _refused(kind, path, r"is a pickle", marker=marker)
     assert "can run any code" in message and "delete it" in message
 

@@ -135,7 +135,7 @@ class _Reader:
             raise self.fail(f"could not be read ({type(error).__name__}: {error})") from None
         if not head:
             raise self.fail(f"could not be read as a {self.kind} state: the file is empty")
-        if head[:1] == b"\x80" and 2 <= head[1] <= 5:  # a pickle's PROTO opcode
+        if head[:1] == b"\x80":  # the PROTO opcode that starts a pickle (protocol 2 on)
             raise self.fail(
                 "is a pickle, the format of checkpoints written before skanchors' checkpoint "
                 f"format {VERSION} (or another pickled object): it is not loaded, because "
