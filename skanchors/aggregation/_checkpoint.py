@@ -149,7 +149,8 @@ class _Reader:
             )
         try:
             zf = zipfile.ZipFile(self.path)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        except Exception as error:  # noqa: BLE001 - a damaged zip fails in many ways
+            # (BadZipFile, EOFError, NotImplementedError for a garbled version, ...)
             raise self.fail(
                 f"could not be read as a {self.kind} state: a damaged or truncated zip "
                 f"archive ({error})"
@@ -173,7 +174,7 @@ class _Reader:
     def member(self, zf, name):
         try:
             return zf.read(name)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as error:
+        except Exception as error:  # noqa: BLE001 - a damaged member fails in many ways
             raise self.bad(f"member {name!r}", f"could not be read ({error})") from None
 
     # ------------------------------------------------------------------ state.json
@@ -287,10 +288,10 @@ class _Reader:
                 else:
                     raise ValueError(f"numpy array format {major} (expected 1 or 2)")
                 offset = fh.tell()
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as error:
-            raise self.bad(field, f"could not be read ({error})") from None
         except ValueError as error:  # numpy: not the .npy format
             raise self.bad(field, f"has no valid .npy header ({error})") from None
+        except Exception as error:  # noqa: BLE001 - a damaged member fails in many ways
+            raise self.bad(field, f"could not be read ({error})") from None
         if dtype != template.dtype:
             raise self.bad(field, f"has dtype {dtype}, expected {template.dtype}")
         if tuple(shape) != expected_shape:
@@ -308,7 +309,7 @@ class _Reader:
         try:
             with zf.open(info) as fh:
                 array = np.lib.format.read_array(fh, allow_pickle=False)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        except Exception as error:  # noqa: BLE001 - (a bad CRC, truncated data, ...)
             raise self.bad(field, f"could not be read ({error})") from None
         if array.dtype.kind == "f" and not np.isfinite(array).all():
             raise self.bad(field, "holds NaN or infinite values")
