@@ -216,20 +216,42 @@ def _read_table(path, option):
         raise UsageError(f"{option}: {path!r} is not a CSV/TSV table ({error})") from None
 
 
-def _load_model(path, option="--model"):
+def _load_model(path, option="--model", methods=("predict_proba", "predict")):
+    """The fitted model saved in the joblib file ``path``: one with one of ``methods``, or a
+    function. A joblib file is a pickle, which can run any code when it is loaded: the help
+    of ``--model`` says to load only files one trusts."""
     import os
 
     import joblib
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
 
     if not os.path.isfile(path):
         raise UsageError(f"{option}: no file {path!r}")
     try:
-        return joblib.load(path)
+        model = joblib.load(path)
     except Exception as error:  # noqa: BLE001 - unpickling junk fails in many ways
         raise UsageError(
             f"{option}: {path!r} is not a model saved with joblib.dump "
             f"({type(error).__name__}: {error})"
         ) from None
+    wanted = f"a fitted model (an object with {' or '.join(methods)}, or a function)"
+    if isinstance(model, type):  # (a class is callable and has the methods)
+        raise UsageError(
+            f"{option}: {path!r} holds the class {model.__qualname__}, not {wanted}: save a "
+            "fitted instance"
+        )
+    if not (callable(model) or any(hasattr(model, m) for m in methods)):
+        raise UsageError(f"{option}: {path!r} holds a {type(model).__name__}, not {wanted}")
+    if isinstance(model, BaseEstimator):
+        try:
+            check_is_fitted(model)
+        except NotFittedError:
+            raise UsageError(
+                f"{option}: {path!r} holds an unfitted {type(model).__name__}: save it after fit"
+            ) from None
+    return model
 
 
 def cmd_explain(args, out=None):
@@ -287,7 +309,8 @@ def _load_text_model(spec):
     import os
 
     if os.path.isfile(spec) or spec.lower().endswith((".joblib", ".pkl", ".pickle")):
-        return _load_model(spec)  # (a missing file is named as such, not sought on the hub)
+        # (a missing file is named as such, not sought on the hub)
+        return _load_model(spec, methods=("predict_proba",))
     from .models import HFTextClassifier
 
     model = HFTextClassifier(spec)
@@ -378,6 +401,8 @@ def cmd_global(args, out=None):
         raise UsageError(f"--text-column: no column {column!r} in {list(table.columns)}")
     documents = table[column].fillna("").astype(str).tolist()
     model = _load_text_model(args.model)
+    from .aggregation._checkpoint import CheckpointError
+
     agg = GlobalAnchorAggregator(
         model,
         aggregation=args.aggregation,
@@ -391,7 +416,11 @@ def cmd_global(args, out=None):
         n_jobs=args.n_jobs,
         random_state=args.random_state,
         verbose=args.verbose,
-    ).fit(documents)
+    )
+    try:
+        agg.fit(documents)
+    except CheckpointError as error:  # (read before any document is explained)
+        raise UsageError(f"--checkpoint: {error}") from None
     state = "stopped early" if agg.stopped_early_ else "complete"
     print(
         f"{agg.n_documents_seen_} documents ({state}), {agg.elapsed_time_:.1f} s, "
@@ -442,7 +471,12 @@ def build_parser():
 
     ex = sub.add_parser("explain", help="explain rows of a CSV with a saved sklearn model")
     common(ex)
-    ex.add_argument("--model", required=True, help="joblib file of a fitted model")
+    ex.add_argument(
+        "--model",
+        required=True,
+        help="joblib file of a fitted model (a pickle, which can run code when loaded: load "
+        "only files you trust)",
+    )
     ex.add_argument("--reference", required=True, help="CSV/TSV of reference (training) data")
     ex.add_argument("--data", help="CSV/TSV with the rows to explain (default: reference)")
     ex.add_argument(
@@ -472,7 +506,12 @@ def build_parser():
 
     gl = sub.add_parser("global", help="top words per class over a CSV/TSV of texts")
     common(gl)
-    gl.add_argument("--model", required=True, help="joblib file or Hugging Face model path/name")
+    gl.add_argument(
+        "--model",
+        required=True,
+        help="joblib file (a pickle, which can run code when loaded: load only files you "
+        "trust) or Hugging Face model path/name",
+    )
     gl.add_argument("--data", required=True, help="CSV/TSV with a text column")
     gl.add_argument(
         "--text-column",
@@ -493,7 +532,11 @@ def build_parser():
         default=None,
         help="stop after this many seconds",
     )
-    gl.add_argument("--checkpoint", help="save/resume the state in this file")
+    gl.add_argument(
+        "--checkpoint",
+        help="save the state in this file after each batch, and resume from it when it "
+        "exists (data only: loading it runs no code)",
+    )
     gl.add_argument(
         "--json", help="write the top terms as JSON to this file (infinite scores as null)"
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -33,16 +32,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import N_JOBS, ExplainsFittedModel, outside_stacklevel
 from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
+from . import _checkpoint
 
 __all__ = ["BaseGlobalAggregator"]
-
-# 5: the anchor aggregator's occurrences skipped by candidate filtering
-# (candidate_filtering=True is the exact filter). 4: a plain pickle, one format for both
-# aggregators ("kind"), the sampler and max_documents compared, parameters described
-# independently of the process (sets sorted, no object addresses), the seed and the interrupted
-# call's start saved. 3: adaptive_threshold=True is the "confidence" mode; 2: blake2b batch
-# keys, audit counts; 1: joblib.hash, no audit
-_CHECKPOINT_VERSION = 5
 
 
 class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator):
@@ -62,7 +54,8 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     - ``_count_tables()``: the ``(attribute, array)`` word x class tables to publish;
     - ``_checkpoint_params``, ``_checkpoint_arrays``, ``_checkpoint_counters``: the parameters
       that change the state (a checkpoint written with others is refused), the state's
-      arrays and its running totals, which a checkpoint saves after each batch.
+      arrays (one row per word; counts unless named in ``_checkpoint_signed``) and its
+      running totals (int or float), which a checkpoint saves after each batch.
 
     The hooks ``_prepare`` (work on all the documents of a call, state untouched),
     ``_start_run`` (its effect on the state, with Ctrl-C held off), ``_drop`` (also called for
@@ -71,6 +64,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     """
 
     _progress_desc = "global explanations"
+    _checkpoint_signed = ()  # arrays of the state that may hold negative values
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["predict_proba"]), callable],
@@ -446,75 +440,48 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         return described
 
     def _save_checkpoint(self):
-        """Save the state after a batch (atomically: a crash never leaves half a file)."""
+        """Save the state after a batch, as data (:mod:`._checkpoint`: JSON and numpy
+        arrays, never a pickle), atomically: an interrupted save leaves the last file whole."""
         if self.checkpoint is None:
             return
         state = dict(
-            version=_CHECKPOINT_VERSION,
             kind=type(self).__name__,
             params=self._state_params(),
-            classes=self.classes_.tolist(),
-            words=list(self._words),
-            arrays={name: getattr(self, name) for name in self._checkpoint_arrays},
+            classes=_checkpoint.json_classes(self.classes_),
+            words=self._words,
             counters={name: getattr(self, name) for name in self._checkpoint_counters},
-            done=dict(self._done),
-            current=dict(self._call_done),
+            done=self._done,
+            current=self._call_done,
             seed_base=self._seed_base,
             call_start=self._call_start,
-            history=list(self.history_),
+            history=self.history_,
         )
-        path = os.fspath(self.checkpoint)
-        tmp = f"{path}.tmp{os.getpid()}"
-        # plain pickle: joblib's pure-Python pickler took 140 ms a save for 100,000 words
-        # (12 ms this way), once per batch
-        with open(tmp, "wb") as fh:
-            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        arrays = {name: getattr(self, name) for name in self._checkpoint_arrays}
+        _checkpoint.save(self.checkpoint, state, arrays)
 
     def _load_checkpoint(self):
-        name = type(self).__name__
-        try:
-            with open(self.checkpoint, "rb") as fh:
-                state = pickle.load(fh)
-        except Exception as error:  # noqa: BLE001 - junk fails in many ways (struct, pickle, EOF)
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} could not be read as a {name} state "
-                f"({type(error).__name__}: {error}); delete it or use another file."
-            ) from error
-        if not isinstance(state, dict) or "version" not in state:
-            raise ValueError(f"checkpoint {self.checkpoint!r} is not a {name} state.")
-        if state["version"] != _CHECKPOINT_VERSION:
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} was written by another version of skanchors "
-                f"(format {state['version']}; this one reads format {_CHECKPOINT_VERSION}); "
-                "use another checkpoint file."
-            )
-        if state["kind"] != name:
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} holds a {state['kind']} state, not a {name} "
-                "one; use another checkpoint file."
-            )
-        mine = self._state_params()
-        diff = {k: (v, mine.get(k)) for k, v in state["params"].items() if mine.get(k) != v}
-        if diff:
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} was written with other parameters "
-                f"(saved, current): {diff}; use another checkpoint file or the same parameters."
-            )
-        if state["classes"] != self.classes_.tolist():
-            raise ValueError(
-                f"checkpoint {self.checkpoint!r} has classes {state['classes']}, the model "
-                f"{self.classes_.tolist()}."
-            )
-        self._words = list(state["words"])
+        """Resume from the checkpoint file: read as data and checked field by field (a file
+        that is not a checkpoint of this aggregator and these parameters raises
+        ``ValueError``; nothing in it is run)."""
+        state = _checkpoint.load(
+            self.checkpoint,
+            kind=type(self).__name__,
+            params=self._state_params(),
+            classes=self.classes_,
+            arrays={name: getattr(self, name) for name in self._checkpoint_arrays},
+            signed=self._checkpoint_signed,
+            counters={name: getattr(self, name) for name in self._checkpoint_counters},
+            history_keys=set(self._history_entry()),
+        )
+        self._words = state["words"]
         self._stop_cache = None
         self._word_index = None
-        self._index = {w: i for i, w in enumerate(self._words)}
+        self._index = state["index"]
         for attr, value in state["arrays"].items():
-            setattr(self, attr, np.asarray(value))
+            setattr(self, attr, value)
         for attr, value in state["counters"].items():
             setattr(self, attr, value)
-        self.history_ = list(state["history"])
+        self.history_ = state["history"]
         self._done = Counter(state["done"])
         self._replay = Counter(state["done"])
         self._replay_current = Counter(state["current"])  # the interrupted (last) call's

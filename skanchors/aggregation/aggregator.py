@@ -256,7 +256,11 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         interrupted (the checkpoint holds the calls before it); it plans the same sample and
         order of documents, and batches already counted are skipped. The saved counts are
         kept whatever documents the new call is given; a call that lacks some of the
-        interrupted call's saved batches warns (a checkpoint of another corpus).
+        interrupted call's saved batches warns (a checkpoint of another corpus). The file is
+        data, never a pickle (a zip of ``state.json`` and numpy arrays, see the user guide):
+        loading it runs no code, and a file that is not a checkpoint of this aggregator with
+        these parameters (another file, an edited or damaged one, a pickled checkpoint of an
+        older skanchors) raises ``ValueError`` naming the file and the field.
     callback : callable or None, default=None
         Called as ``callback(aggregator)`` after each batch; returning True stops the run.
     n_jobs : int or None, default=None

@@ -139,7 +139,10 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         ``batch_size``, ``random_state``), in this process or a new one, resumes from it:
         repeat the call that was interrupted (the checkpoint holds the calls before it); it
         plans the same sample and order of documents, and batches already counted are
-        skipped. A call that lacks some of the interrupted call's saved batches warns.
+        skipped. A call that lacks some of the interrupted call's saved batches warns. The
+        file is data, never a pickle (as :class:`~skanchors.GlobalAnchorAggregator`'s):
+        loading it runs no code, and anything but a checkpoint of this aggregator with these
+        parameters raises ``ValueError`` naming the file and the field.
     callback : callable or None, default=None
         Called as ``callback(aggregator)`` after each batch; returning True stops the run.
     n_jobs : int or None, default=None
@@ -228,6 +231,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         "random_state",
     )
     _checkpoint_arrays = ("_ws", "_abs", "_dc", "_sel", "_occ")
+    _checkpoint_signed = ("_ws",)  # the signed weight sums; the others are >= 0
     _checkpoint_counters = (
         "n_documents_seen_",
         "n_model_calls_",
