@@ -44,6 +44,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _serial
 from ._base import (
     N_JOBS,
     BaseExplainer,
@@ -58,7 +59,6 @@ from ._explanation import (
     _plain,
     _predicate,
     _scalar,
-    _unplain,
     _unserialisable,
     plain_text,
 )
@@ -268,29 +268,102 @@ class LimeExplanation:
 
     @classmethod
     def from_dict(cls, data):
-        """Rebuild an explanation from :meth:`to_dict` output."""
-        features = tuple(tuple(_predicate(p) for p in preds) for preds in data["features"])
+        """Rebuild an explanation from :meth:`to_dict` output (the instance is not kept).
+
+        Every field is checked, as :meth:`Anchor.from_dict <skanchors.Anchor.from_dict>`
+        checks an anchor's, and anything else raises a ``ValueError`` that names the field:
+        the features are non-empty lists of well-formed predicates (words or columns, not
+        both); one finite weight per feature, 0 for those not ``selected``; ``selected``
+        holds distinct positions among the features; intercept, local prediction and class
+        probability are finite numbers, ``score`` (an R^2) a finite number at most 1;
+        ``kernel_width`` is a positive number, or NaN or null when unknown;
+        ``feature_selection`` is the method that ran (or ``""``); counts are non-negative
+        integers and ``wall_time`` a non-negative number; ``"version"``, when present, is 1;
+        no key is unknown.
+        """
+        required = (
+            "features", "weights", "selected", "intercept", "score", "prediction",
+            "class_probability", "local_prediction",
+        )  # fmt: skip
+        optional = (
+            "version", "kernel_width", "feature_selection", "n_samples", "n_model_calls",
+            "n_rows_predicted", "wall_time",
+        )  # fmt: skip
+        # the methods an explanation may name ("" for one made by hand)
+        selections = ("", "forward_selection", "highest_weights", "lasso_path", "none")
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"data must be a dict from LimeExplanation.to_dict, got {type(data).__name__}."
+            )
+        _serial.check_version(data, "data", 1, "a LIME explanation")
+        _serial.check_keys(data, "data", required, optional, "a LIME explanation")
+        features = []
+        for i, preds in enumerate(_serial.sequence(data["features"], "data['features']")):
+            at = f"data['features'][{i}]"
+            if not _serial.sequence(preds, at, "a non-empty list of predicates"):
+                raise ValueError(f"{at} must be a non-empty list of predicates, got [].")
+            features.append(tuple(_predicate(p, f"{at}[{j}]") for j, p in enumerate(preds)))
+        if len({p.op == "contains" for preds in features for p in preds}) > 1:
+            raise ValueError(
+                "data['features'] mixes words (op 'contains') with columns: an explanation "
+                "is of a document or of a row."
+            )
+        weights = _serial.sequence(data["weights"], "data['weights']")
+        if len(weights) != len(features):
+            raise ValueError(
+                f"data['weights'] must hold one weight per feature ({len(features)}), got "
+                f"{len(weights)}."
+            )
+        weights = [_serial.real(w, f"data['weights'][{j}]") for j, w in enumerate(weights)]
+        selected = tuple(
+            _serial.index(j, f"data['selected'][{k}]", len(features), "data['features']")
+            for k, j in enumerate(_serial.sequence(data["selected"], "data['selected']"))
+        )
+        if len(set(selected)) != len(selected):
+            raise ValueError(f"data['selected'] must not repeat a feature, got {list(selected)}.")
+        left_out = [j for j, w in enumerate(weights) if w != 0 and j not in set(selected)]
+        if left_out:
+            raise ValueError(
+                f"data['weights'][{left_out[0]}] must be 0: the feature is not selected."
+            )
+        prediction = _serial.label(data["prediction"], "data['prediction']")
+        if prediction is None:
+            raise ValueError("data['prediction'] must be a class label, got None.")
+        width = data.get("kernel_width")
+        if isinstance(width, float) and math.isnan(width):  # (to_dict writes NaN as it is)
+            width = None
+        selection = data.get("feature_selection", "")
+        if not isinstance(selection, str) or selection not in selections:
+            raise ValueError(
+                f"data['feature_selection'] must be one of {selections}, got "
+                f"{_serial.shown(selection)}."
+            )
         return cls(
-            features=features,
-            weights=np.asarray(data["weights"], dtype=float),
-            selected=tuple(int(j) for j in data["selected"]),
-            intercept=data["intercept"],
-            score=data["score"],
-            prediction=_unplain(data["prediction"]),
-            class_probability=data["class_probability"],
-            local_prediction=data["local_prediction"],
-            kernel_width=data.get("kernel_width", math.nan),
-            feature_selection=data.get("feature_selection", ""),
-            n_samples=data.get("n_samples", 0),
-            n_model_calls=data.get("n_model_calls", 0),
-            n_rows_predicted=data.get("n_rows_predicted", 0),
-            wall_time=data.get("wall_time", 0.0),
+            features=tuple(features),
+            weights=np.asarray(weights, dtype=float),
+            selected=selected,
+            intercept=_serial.real(data["intercept"], "data['intercept']"),
+            score=_serial.real(data["score"], "data['score']", high=1.0),
+            prediction=prediction,
+            class_probability=_serial.real(data["class_probability"], "data['class_probability']"),
+            local_prediction=_serial.real(data["local_prediction"], "data['local_prediction']"),
+            kernel_width=_serial.real(
+                width, "data['kernel_width']", 0, math.inf, closed="neither", missing=True
+            ),
+            feature_selection=selection,
+            n_samples=_serial.count(data.get("n_samples", 0), "data['n_samples']"),
+            n_model_calls=_serial.count(data.get("n_model_calls", 0), "data['n_model_calls']"),
+            n_rows_predicted=_serial.count(
+                data.get("n_rows_predicted", 0), "data['n_rows_predicted']"
+            ),
+            wall_time=_serial.real(data.get("wall_time", 0.0), "data['wall_time']", 0),
         )
 
     @classmethod
     def from_json(cls, text):
-        """Rebuild an explanation from :meth:`to_json` output."""
-        return cls.from_dict(json.loads(text))
+        """Rebuild an explanation from :meth:`to_json` output, checked as :meth:`from_dict`
+        checks it; text that is not JSON raises ``ValueError`` too."""
+        return cls.from_dict(_serial.parse_json(text, "LimeExplanation.to_json"))
 
     # ------------------------------------------------------------------- display
     def _repr_html_(self):
