@@ -32,7 +32,7 @@ def _scalar(value):
 
 def _plain(value):
     """JSON-safe version of a value (:func:`_scalar`); an interval (a ``pd.cut`` category), a
-    Decimal or a tuple (a MultiIndex column name) becomes a tagged dict that :func:`_unplain`
+    Decimal or a tuple (a MultiIndex column name) becomes a tagged dict that :func:`._serial.label`
     turns back."""
     value = _scalar(value)
     if isinstance(value, pd.Interval):
@@ -47,10 +47,17 @@ def _plain(value):
 def _step_indices(step, predicates):
     """``{"indices": [...]}``: where a step's predicates are among the anchor's (a text
     anchor's two "good" print alike but keep different words), or, for a step holding one
-    that a narrower predicate replaced later (``bounds="all"``), the predicates themselves."""
+    that a narrower predicate replaced later (``bounds="all"``), the predicates themselves.
+    A predicate is found where one equal to it prints alike: ``x = 0`` is not ``x = False``."""
+    printed = [str(p) for p in predicates]
     try:
-        return {"indices": [predicates.index(p) for p in step.predicates]}
-    except ValueError:
+        return {
+            "indices": [
+                next(i for i, q in enumerate(predicates) if q == p and printed[i] == str(p))
+                for p in step.predicates
+            ]
+        }
+    except StopIteration:
         return {"full": [{k: _plain(v) for k, v in asdict(p).items()} for p in step.predicates]}
 
 

@@ -18,6 +18,7 @@ import json
 import math
 from numbers import Integral, Real
 
+import numpy as np
 import pandas as pd
 
 # Integers of a label or a value fit 64 bits, signed or not (numpy's int64 and uint64 labels).
@@ -27,6 +28,17 @@ _COUNT_HIGH = 2**63
 # How deep tuples of tuples (a column name) may nest.
 _MAX_DEPTH = 16
 _CLOSED = ("right", "left", "both", "neither")
+# A LIME explanation's keys, those it needs and those with defaults, and the feature
+# selections it may name ("" for one made by hand).
+_LIME_REQUIRED = (
+    "features", "weights", "selected", "intercept", "score", "prediction",
+    "class_probability", "local_prediction",
+)  # fmt: skip
+_LIME_OPTIONAL = (
+    "version", "kernel_width", "feature_selection", "n_samples", "n_model_calls",
+    "n_rows_predicted", "wall_time",
+)  # fmt: skip
+_SELECTIONS = ("", "forward_selection", "highest_weights", "lasso_path", "none")
 
 
 def shown(value):
@@ -43,7 +55,9 @@ def parse_json(text, what):
     the field's name (``to_json`` writes a missing number as ``null``, never ``NaN``; only a
     rule's bounds may be infinite)."""
     if not isinstance(text, (str, bytes, bytearray)):
-        raise ValueError(f"text must be the JSON string of {what}, got {type(text).__name__}.")
+        raise ValueError(
+            f"text must be the JSON of {what}, a str or bytes, got {type(text).__name__}."
+        )
     try:
         return json.loads(text)
     except RecursionError:
@@ -243,3 +257,71 @@ def predicate(data, where, ops):
     if position is not None:
         position = count(position, f"{where}['position']")
     return {"feature": feature, "op": op, "value": value, "position": position}
+
+
+def lime_fields(data, make_predicate):
+    """The fields of a :class:`~skanchors.LimeExplanation` from its ``to_dict`` form, checked
+    (see :meth:`~skanchors.LimeExplanation.from_dict`); ``make_predicate(form, where)``
+    builds a predicate from its form."""
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"data must be a dict from LimeExplanation.to_dict, got {type(data).__name__}."
+        )
+    check_version(data, "data", 1, "a LIME explanation")
+    check_keys(data, "data", _LIME_REQUIRED, _LIME_OPTIONAL, "a LIME explanation")
+    features = []
+    for i, preds in enumerate(sequence(data["features"], "data['features']")):
+        at = f"data['features'][{i}]"
+        if not sequence(preds, at, "a non-empty list of predicates"):
+            raise ValueError(f"{at} must be a non-empty list of predicates, got [].")
+        features.append(tuple(make_predicate(p, f"{at}[{j}]") for j, p in enumerate(preds)))
+    if len({p.op == "contains" for preds in features for p in preds}) > 1:
+        raise ValueError(
+            "data['features'] mixes words (op 'contains') with columns: an explanation "
+            "is of a document or of a row."
+        )
+    weights = sequence(data["weights"], "data['weights']")
+    if len(weights) != len(features):
+        raise ValueError(
+            f"data['weights'] must hold one weight per feature ({len(features)}), got "
+            f"{len(weights)}."
+        )
+    weights = [real(w, f"data['weights'][{j}]") for j, w in enumerate(weights)]
+    selected = tuple(
+        index(j, f"data['selected'][{k}]", len(features), "data['features']")
+        for k, j in enumerate(sequence(data["selected"], "data['selected']"))
+    )
+    if len(set(selected)) != len(selected):
+        raise ValueError(f"data['selected'] must not repeat a feature, got {list(selected)}.")
+    left_out = [j for j, w in enumerate(weights) if w != 0 and j not in set(selected)]
+    if left_out:
+        raise ValueError(f"data['weights'][{left_out[0]}] must be 0: the feature is not selected.")
+    prediction = label(data["prediction"], "data['prediction']")
+    if prediction is None:
+        raise ValueError("data['prediction'] must be a class label, got None.")
+    width = data.get("kernel_width")
+    if isinstance(width, float) and math.isnan(width):  # (to_dict writes NaN as it is)
+        width = None
+    selection = data.get("feature_selection", "")
+    if not isinstance(selection, str) or selection not in _SELECTIONS:
+        raise ValueError(
+            f"data['feature_selection'] must be one of {_SELECTIONS}, got {shown(selection)}."
+        )
+    return dict(
+        features=tuple(features),
+        weights=np.asarray(weights, dtype=float),
+        selected=selected,
+        intercept=real(data["intercept"], "data['intercept']"),
+        score=real(data["score"], "data['score']", high=1.0),
+        prediction=prediction,
+        class_probability=real(data["class_probability"], "data['class_probability']"),
+        local_prediction=real(data["local_prediction"], "data['local_prediction']"),
+        kernel_width=real(
+            width, "data['kernel_width']", 0, math.inf, closed="neither", missing=True
+        ),
+        feature_selection=selection,
+        n_samples=count(data.get("n_samples", 0), "data['n_samples']"),
+        n_model_calls=count(data.get("n_model_calls", 0), "data['n_model_calls']"),
+        n_rows_predicted=count(data.get("n_rows_predicted", 0), "data['n_rows_predicted']"),
+        wall_time=real(data.get("wall_time", 0.0), "data['wall_time']", 0),
+    )
