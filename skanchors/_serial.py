@@ -43,8 +43,19 @@ _SELECTIONS = ("", "forward_selection", "highest_weights", "lasso_path", "none")
 
 def shown(value):
     """A value as an error message quotes it (at most 60 characters)."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deeply; an integer of 4,300+ digits
+        return f"<{type(value).__name__} too large to show>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _float(value):
+    """``float(value)`` of a real number, infinite where it is too large for a float."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def parse_json(text, what):
@@ -53,7 +64,7 @@ def parse_json(text, what):
     ``NaN``, ``Infinity`` and ``-Infinity`` (and numbers too large for a float, ``1e999``) are
     read as floats: the readers of the fields refuse them wherever they make no sense, with
     the field's name (``to_json`` writes a missing number as ``null``, never ``NaN``; only a
-    rule's bounds may be infinite)."""
+    predicate's value, a bound of the rule, may be infinite)."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ValueError(
             f"text must be the JSON of {what}, a str or bytes, got {type(text).__name__}."
@@ -67,8 +78,8 @@ def parse_json(text, what):
 
 
 def check_keys(data, where, required, optional=(), what="an object"):
-    """Check that ``data`` is a dict with string keys, all ``required`` ones and no others than
-    ``required`` and ``optional``."""
+    """Check that ``data`` is a dict with all the ``required`` keys and no others than
+    ``required`` and ``optional`` (``what`` names what it should be)."""
     if not isinstance(data, dict):
         raise ValueError(f"{where} must be {what} (a dict), got {type(data).__name__}.")
     missing = [k for k in required if k not in data]
@@ -111,7 +122,7 @@ def real(value, where, low=-math.inf, high=math.inf, *, closed="both", missing=F
         expected += " or null"
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ValueError(f"{where} must be {expected}, got {shown(value)}.")
-    value = float(value)
+    value = _float(value)
     ok = (value >= low if closed in ("both", "left") else value > low) and (
         value <= high if closed in ("both", "right") else value < high
     )
@@ -162,7 +173,7 @@ def _number(value, where, infinite):
         if not _INT_LOW <= value < _INT_HIGH:
             raise ValueError(f"{where} must be an integer of 64 bits, got {shown(value)}.")
         return int(value)
-    value = float(value)
+    value = _float(value)
     if math.isnan(value) or (math.isinf(value) and not infinite):
         finite = "" if infinite else " finite"
         raise ValueError(f"{where} must be a{finite} number (not NaN), got {shown(value)}.")

@@ -286,6 +286,10 @@ NAN, INF = math.nan, math.inf
 DEEP = {"tuple": ["x"]}
 for _ in range(40):
     DEEP = {"tuple": [DEEP]}
+NESTED = []  # a list nested deeper than repr() can go
+for _ in range(100_000):
+    NESTED = [NESTED]
+HUGE = 10**5000  # (an int of more than 4,300 digits has no repr)
 
 # (case id, base, change, the field the error must name)
 ANCHOR_CASES = [
@@ -313,6 +317,8 @@ ANCHOR_CASES = [
     ("precision-bool", _tabular, _set(("precision",), True), r"data\['precision'\]"),
     ("precision-list", _tabular, _set(("precision",), [0.98]), r"data\['precision'\]"),
     ("precision-dict", _tabular, _set(("precision",), {"p": 1}), r"data\['precision'\]"),
+    ("precision-huge-int", _tabular, _set(("precision",), HUGE), r"data\['precision'\]"),
+    ("precision-nested", _tabular, _set(("precision",), NESTED), r"data\['precision'\]"),
     ("anchor-below-threshold", _tabular, _set(("precision",), 0.5), r"data\['is_anchor'\]"),
     ("anchor-without-precision", _tabular, _set(("precision",), None), r"data\['is_anchor'\]"),
     # coverage
@@ -357,6 +363,7 @@ ANCHOR_CASES = [
     ("n-samples-inf", _tabular, _set(("n_samples",), INF), r"data\['n_samples'\]"),
     ("n-samples-nan", _tabular, _set(("n_samples",), NAN), r"data\['n_samples'\]"),
     ("n-samples-huge", _tabular, _set(("n_samples",), 2**70), r"data\['n_samples'\]"),
+    ("n-samples-huge-int", _tabular, _set(("n_samples",), HUGE), r"data\['n_samples'\]"),
     ("n-calls-negative", _tabular, _set(("n_model_calls",), -1), r"data\['n_model_calls'\]"),
     ("n-calls-list", _tabular, _set(("n_model_calls",), [1]), r"data\['n_model_calls'\]"),
     ("n-rows-float", _tabular, _set(("n_rows_predicted",), 0.5), r"data\['n_rows_predicted'\]"),
@@ -384,6 +391,7 @@ ANCHOR_CASES = [
     ("label-nan", _tabular, _set(("prediction",), NAN), r"data\['prediction'\]"),
     ("label-inf", _tabular, _set(("prediction",), INF), r"data\['prediction'\]"),
     ("label-int-huge", _tabular, _set(("prediction",), 2**80), r"data\['prediction'\]"),
+    ("label-nested", _tabular, _set(("prediction",), NESTED), r"data\['prediction'\]"),
     # perturbation
     ("perturbation-other", _tabular, _set(("perturbation",), "sometimes"), "perturbation"),
     ("perturbation-int", _tabular, _set(("perturbation",), 1), "perturbation"),
