@@ -8,12 +8,12 @@ import json
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from numbers import Integral
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from . import _serial
 from .discretizers import format_value
 
 __all__ = ["Predicate", "Anchor", "RuleCheck"]
@@ -32,7 +32,7 @@ def _scalar(value):
 
 def _plain(value):
     """JSON-safe version of a value (:func:`_scalar`); an interval (a ``pd.cut`` category), a
-    Decimal or a tuple (a MultiIndex column name) becomes a tagged dict that :func:`_unplain`
+    Decimal or a tuple (a MultiIndex column name) becomes a tagged dict that :func:`._serial.label`
     turns back."""
     value = _scalar(value)
     if isinstance(value, pd.Interval):
@@ -44,34 +44,27 @@ def _plain(value):
     return value
 
 
-def _unplain(value):
-    """Inverse of :func:`_plain`."""
-    if isinstance(value, dict):
-        if set(value) == {"interval", "closed"}:
-            left, right = (_unplain(v) for v in value["interval"])
-            return pd.Interval(left, right, closed=value["closed"])
-        if set(value) == {"decimal"}:
-            return decimal.Decimal(value["decimal"])
-        if set(value) == {"tuple"}:
-            return tuple(_unplain(v) for v in value["tuple"])
-    return value
-
-
 def _step_indices(step, predicates):
     """``{"indices": [...]}``: where a step's predicates are among the anchor's (a text
     anchor's two "good" print alike but keep different words), or, for a step holding one
-    that a narrower predicate replaced later (``bounds="all"``), the predicates themselves."""
+    that a narrower predicate replaced later (``bounds="all"``), the predicates themselves.
+    A predicate is found where one equal to it prints alike: ``x = 0`` is not ``x = False``."""
+    printed = [str(p) for p in predicates]
     try:
-        return {"indices": [predicates.index(p) for p in step.predicates]}
-    except ValueError:
+        return {
+            "indices": [
+                next(i for i, q in enumerate(predicates) if q == p and printed[i] == str(p))
+                for p in step.predicates
+            ]
+        }
+    except StopIteration:
         return {"full": [{k: _plain(v) for k, v in asdict(p).items()} for p in step.predicates]}
 
 
-def _predicate(data):
-    """A :class:`Predicate` from its ``to_dict`` form (tagged values turned back)."""
-    return Predicate(
-        **{k: _unplain(v) if k in ("feature", "value") else v for k, v in data.items()}
-    )
+def _predicate(data, where="predicate"):
+    """A :class:`Predicate` from its ``to_dict`` form, checked (:func:`._serial.predicate`);
+    ``where`` names it in errors."""
+    return Predicate(**_serial.predicate(data, where, _OPS))
 
 
 def _unserialisable(value):
@@ -95,11 +88,6 @@ def _beside(value, threshold):
     while digits < 6 and (round(value, digits) >= threshold) != (value >= threshold):
         digits += 1
     return f"{value:.{digits}f}"
-
-
-def _float(value):
-    """Inverse of :func:`_number`."""
-    return math.nan if value is None else float(value)
 
 
 _RULE_WORDS = frozenset({"IF", "AND", "THEN", "PREDICT", "WITH", "PRECISION", "COVERAGE"})
@@ -221,6 +209,50 @@ class Step:
     coverage: float
 
 
+def _step(data, where, predicates):
+    """A :class:`Step` from its ``to_dict`` form: its predicates by ``"indices"`` into the
+    anchor's ``predicates``, ``"full"`` (predicates of their own), or (written before either)
+    by their printed form, each one of the anchor's."""
+    _serial.check_keys(
+        data, where, ("predicates", "precision", "coverage"), ("indices", "full"), "a step"
+    )
+    printed = _serial.sequence(data["predicates"], f"{where}['predicates']")
+    for j, name in enumerate(printed):
+        _serial.text(name, f"{where}['predicates'][{j}]")
+    if "indices" in data and "full" in data:
+        raise ValueError(f"{where} must have 'indices' or 'full', not both.")
+    if "indices" in data:
+        at = f"{where}['indices']"
+        held = tuple(
+            predicates[_serial.index(i, f"{at}[{j}]", len(predicates), "data['predicates']")]
+            for j, i in enumerate(_serial.sequence(data["indices"], at))
+        )
+    elif "full" in data:
+        at = f"{where}['full']"
+        held = tuple(
+            _predicate(p, f"{at}[{j}]") for j, p in enumerate(_serial.sequence(data["full"], at))
+        )
+    else:
+        by_str = {str(p): p for p in predicates}
+        for j, name in enumerate(printed):
+            if name not in by_str:
+                raise ValueError(
+                    f"{where}['predicates'][{j}] ({_serial.shown(name)}) is none of the anchor's "
+                    "predicates."
+                )
+        held = tuple(by_str[name] for name in printed)
+    if len(held) != len(printed):
+        raise ValueError(
+            f"{where}['predicates'] must print the step's {len(held)} predicates, got "
+            f"{len(printed)}."
+        )
+    return Step(
+        held,
+        _serial.real(data["precision"], f"{where}['precision']", 0, 1, missing=True),
+        _serial.real(data["coverage"], f"{where}['coverage']", 0, 1),
+    )
+
+
 class RuleCheck(NamedTuple):
     """What :meth:`Anchor.check` finds on rows of your own."""
 
@@ -235,8 +267,17 @@ def plain_text(text):
     return str(text).replace("$", r"\$")
 
 
-# the keys an anchor cannot be rebuilt without (the others have defaults)
+# The version of the form Anchor.to_dict writes; from_dict reads this one only.
+_FORMAT = 1
+# the keys an anchor cannot be rebuilt without, and those with defaults
 _REQUIRED_KEYS = ("predicates", "prediction", "precision", "coverage", "is_anchor", "threshold")
+_OPTIONAL_KEYS = (
+    "version", "precision_bounds", "coverage_perturbation", "n_samples", "steps",
+    "n_model_calls", "n_rows_predicted", "wall_time", "tolerance", "perturbation",
+)  # fmt: skip
+_PERTURBATIONS = (None, "reference", "replace")
+# How far a bound may lie past the precision it bounds (rounding) in a file read back.
+_BOUND_SLACK = 1e-9
 
 
 def _samples_of(anchor):
@@ -522,8 +563,11 @@ class Anchor:
 
     # ------------------------------------------------------------------- serialisation
     def to_dict(self):
-        """Plain-Python dict (strict JSON: NaN is ``None``) with everything but the examples."""
+        """Plain-Python dict (strict JSON: NaN is ``None``) with everything but the examples
+        and the instance; :meth:`from_dict` reads it back. ``"version"`` is the version of
+        this form."""
         return {
+            "version": _FORMAT,
             "predicates": [{k: _plain(v) for k, v in asdict(p).items()} for p in self.predicates],
             "prediction": _plain(self.prediction),
             "precision": _number(self.precision),
@@ -556,74 +600,129 @@ class Anchor:
 
     @classmethod
     def from_dict(cls, data):
-        """Rebuild an anchor from :meth:`to_dict` output (examples are not kept)."""
+        """Rebuild an anchor from :meth:`to_dict` output (examples and instance are not kept).
+
+        Every field is checked, so that a file edited by hand or by someone else cannot give
+        an anchor that states impossible numbers; anything else raises a ``ValueError`` that
+        names the field (``data['steps'][0]['indices'][1]``):
+
+        - ``"version"``: 1, the form this skanchors writes (absent: the same form, written
+          before it had a version);
+        - precision, coverages and bounds are numbers in [0, 1] and the threshold in (0, 1],
+          finite (``null`` where an estimate may be missing: the precision and bounds of a rule
+          without samples, ``coverage_perturbation``); the bounds are both ``null`` or both
+          numbers, ``lower <= precision <= upper``; an anchor (``is_anchor`` true, a JSON
+          boolean) has a precision that reaches its threshold;
+        - counts are non-negative integers (``5.0`` is one, ``true`` is not), ``wall_time``
+          a non-negative number, ``tolerance`` ``null`` (classification) or a positive number;
+          a regression anchor's prediction is a finite number, a class label is a string,
+          number or boolean;
+        - predicates have a known op and the value it needs (a number, possibly infinite,
+          for ``"<="`` and ``">"``, a right-closed interval for ``"in"``, ``null`` for
+          ``"isna"``, the word itself for ``"contains"``), a non-negative integer or null
+          position, and word predicates are not mixed with column predicates;
+        - steps point at predicates that exist; ``perturbation`` is ``"reference"``,
+          ``"replace"`` or null;
+        - no key is unknown: a misspelt optional key (``"tolerence"``) would otherwise be
+          dropped silently and change what the anchor means.
+
+        NaN is refused everywhere: a missing number is ``null``.
+        """
         if not isinstance(data, dict):
             raise ValueError(f"data must be a dict from Anchor.to_dict, got {type(data).__name__}.")
-        missing = [k for k in _REQUIRED_KEYS if k not in data]
-        if missing:
+        what = "an anchor's to_dict output"
+        _serial.check_version(data, "data", _FORMAT, "an anchor")
+        _serial.check_keys(data, "data", _REQUIRED_KEYS, _OPTIONAL_KEYS, what)
+        preds = tuple(
+            _predicate(p, f"data['predicates'][{i}]")
+            for i, p in enumerate(_serial.sequence(data["predicates"], "data['predicates']"))
+        )
+        if len({p.op == "contains" for p in preds}) > 1:
             raise ValueError(
-                f"data is not an anchor's to_dict output: it lacks {missing} (it has "
-                f"{sorted(data)[:10]})."
+                "data['predicates'] mixes word predicates (op 'contains') with column "
+                "predicates: an anchor holds one or the other."
             )
-        try:
-            preds = tuple(_predicate(p) for p in data["predicates"])
-        except (TypeError, AttributeError) as error:
-            raise ValueError(
-                "data['predicates'] must list dicts with the keys feature, op, value and "
-                f"position: {error}."
-            ) from None
-        by_str = {str(p): p for p in preds}
-
-        def step_predicates(step):
-            if "indices" in step:
-                return tuple(preds[i] for i in step["indices"])
-            if "full" in step:
-                return tuple(_predicate(p) for p in step["full"])
-            return tuple(by_str.get(s, s) for s in step["predicates"])  # (older JSON)
-
-        steps = [
-            Step(step_predicates(step), _float(step["precision"]), _float(step["coverage"]))
-            for step in data.get("steps", [])
-        ]
-        if not isinstance(data["is_anchor"], (bool, np.bool_)):
-            raise ValueError(f"data['is_anchor'] must be true or false, got {data['is_anchor']!r}.")
-        counts = {}
-        for key in ("n_samples", "n_model_calls", "n_rows_predicted"):
-            value = data.get(key, 0)
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
-                raise ValueError(f"data[{key!r}] must be an integer, got {value!r}.")
-            counts[key] = int(value)
         tolerance = data.get("tolerance")
+        if tolerance is not None:  # a regression anchor: the prediction is a number
+            tolerance = _serial.real(tolerance, "data['tolerance']", 0, math.inf, closed="neither")
+            prediction = _serial.real(data["prediction"], "data['prediction']")
+        else:
+            prediction = _serial.label(data["prediction"], "data['prediction']")
+            if prediction is None:
+                raise ValueError("data['prediction'] must be a class label, got None.")
+        is_anchor = data["is_anchor"]
+        if not isinstance(is_anchor, (bool, np.bool_)):
+            raise ValueError(
+                f"data['is_anchor'] must be true or false, got {_serial.shown(is_anchor)}."
+            )
+        threshold = _serial.real(data["threshold"], "data['threshold']", 0, 1, closed="right")
+        precision = _serial.real(data["precision"], "data['precision']", 0, 1, missing=True)
+        if is_anchor and not precision >= threshold:
+            raise ValueError(
+                f"data['is_anchor'] is true but data['precision'] ({precision}) does not reach "
+                f"data['threshold'] ({threshold}): an anchor's precision reaches its threshold."
+            )
+        bounds = _serial.sequence(
+            data.get("precision_bounds", [None, None]), "data['precision_bounds']"
+        )
+        if len(bounds) != 2:
+            raise ValueError(
+                "data['precision_bounds'] must be a list [lower, upper], got "
+                f"{_serial.shown(bounds)}."
+            )
+        low, high = (
+            _serial.real(b, f"data['precision_bounds'][{i}]", 0, 1, missing=True)
+            for i, b in enumerate(bounds)
+        )
+        if math.isnan(low) != math.isnan(high) or not (math.isnan(low) or low <= high):
+            raise ValueError(
+                "data['precision_bounds'] must be null, null or lower <= upper, got "
+                f"{_serial.shown(bounds)}."
+            )
+        if not (math.isnan(low) or math.isnan(precision)) and not (
+            low - _BOUND_SLACK <= precision <= high + _BOUND_SLACK
+        ):
+            raise ValueError(
+                f"data['precision_bounds'] ({low}, {high}) must hold data['precision'] "
+                f"({precision}): they are its confidence interval."
+            )
+        coverage_perturbation = _serial.real(
+            data.get("coverage_perturbation"), "data['coverage_perturbation']", 0, 1, missing=True
+        )
+        steps = _serial.sequence(data.get("steps", []), "data['steps']")
         perturbation = data.get("perturbation")
-        if perturbation not in (None, "reference", "replace"):
+        if not isinstance(perturbation, (str, type(None))) or perturbation not in _PERTURBATIONS:
             raise ValueError(
                 "data['perturbation'] must be 'reference', 'replace' or null, got "
-                f"{perturbation!r}."
+                f"{_serial.shown(perturbation)}."
             )
         return cls(
             predicates=preds,
-            prediction=_unplain(data["prediction"]),
-            precision=_float(data["precision"]),
-            coverage=_float(data["coverage"]),
-            is_anchor=bool(data["is_anchor"]),
-            threshold=_float(data["threshold"]),
-            precision_bounds=tuple(_float(b) for b in data.get("precision_bounds", (None, None))),
-            coverage_perturbation=_float(data.get("coverage_perturbation")),
-            steps=steps,
-            wall_time=_float(data.get("wall_time", 0.0)),
-            tolerance=None if tolerance is None else _float(tolerance),
+            prediction=prediction,
+            precision=precision,
+            coverage=_serial.real(data["coverage"], "data['coverage']", 0, 1),
+            is_anchor=bool(is_anchor),
+            threshold=threshold,
+            precision_bounds=(low, high),
+            coverage_perturbation=coverage_perturbation,
+            n_samples=_serial.count(data.get("n_samples", 0), "data['n_samples']"),
+            steps=[_step(step, f"data['steps'][{k}]", preds) for k, step in enumerate(steps)],
+            n_model_calls=_serial.count(data.get("n_model_calls", 0), "data['n_model_calls']"),
+            n_rows_predicted=_serial.count(
+                data.get("n_rows_predicted", 0), "data['n_rows_predicted']"
+            ),
+            wall_time=_serial.real(data.get("wall_time", 0.0), "data['wall_time']", 0),
+            tolerance=tolerance,
             perturbation=perturbation,
-            **counts,
         )
 
     @classmethod
     def from_json(cls, text):
-        """Rebuild an anchor from :meth:`to_json` output."""
-        try:
-            data = json.loads(text)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"text must be the JSON of Anchor.to_json: {error}.") from None
-        return cls.from_dict(data)
+        """Rebuild an anchor from :meth:`to_json` output, checked as :meth:`from_dict` checks
+        it; text that is not JSON raises ``ValueError`` too. ``Infinity`` is read only in a
+        predicate's value (a bound may be infinite), ``NaN`` nowhere (``to_json`` writes
+        ``null`` for a missing number)."""
+        return cls.from_dict(_serial.parse_json(text, "Anchor.to_json"))
 
     # -------------------------------------------------------------------- display
     def _repr_html_(self):

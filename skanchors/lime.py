@@ -44,6 +44,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _serial
 from ._base import (
     N_JOBS,
     BaseExplainer,
@@ -58,7 +59,6 @@ from ._explanation import (
     _plain,
     _predicate,
     _scalar,
-    _unplain,
     _unserialisable,
     plain_text,
 )
@@ -268,29 +268,26 @@ class LimeExplanation:
 
     @classmethod
     def from_dict(cls, data):
-        """Rebuild an explanation from :meth:`to_dict` output."""
-        features = tuple(tuple(_predicate(p) for p in preds) for preds in data["features"])
-        return cls(
-            features=features,
-            weights=np.asarray(data["weights"], dtype=float),
-            selected=tuple(int(j) for j in data["selected"]),
-            intercept=data["intercept"],
-            score=data["score"],
-            prediction=_unplain(data["prediction"]),
-            class_probability=data["class_probability"],
-            local_prediction=data["local_prediction"],
-            kernel_width=data.get("kernel_width", math.nan),
-            feature_selection=data.get("feature_selection", ""),
-            n_samples=data.get("n_samples", 0),
-            n_model_calls=data.get("n_model_calls", 0),
-            n_rows_predicted=data.get("n_rows_predicted", 0),
-            wall_time=data.get("wall_time", 0.0),
-        )
+        """Rebuild an explanation from :meth:`to_dict` output (the instance is not kept).
+
+        Every field is checked, as :meth:`Anchor.from_dict <skanchors.Anchor.from_dict>`
+        checks an anchor's, and anything else raises a ``ValueError`` that names the field:
+        the features are non-empty lists of well-formed predicates (words or columns, not
+        both); one finite weight per feature, 0 for those not ``selected``; ``selected``
+        holds distinct positions among the features; intercept, local prediction and class
+        probability are finite numbers, ``score`` (an R^2) a finite number at most 1;
+        ``kernel_width`` is a positive number, or NaN or null when unknown;
+        ``feature_selection`` is the method that ran (or ``""``); counts are non-negative
+        integers and ``wall_time`` a non-negative number; ``"version"``, when present, is 1;
+        no key is unknown.
+        """
+        return cls(**_serial.lime_fields(data, _predicate))
 
     @classmethod
     def from_json(cls, text):
-        """Rebuild an explanation from :meth:`to_json` output."""
-        return cls.from_dict(json.loads(text))
+        """Rebuild an explanation from :meth:`to_json` output, checked as :meth:`from_dict`
+        checks it; text that is not JSON raises ``ValueError`` too."""
+        return cls.from_dict(_serial.parse_json(text, "LimeExplanation.to_json"))
 
     # ------------------------------------------------------------------- display
     def _repr_html_(self):

@@ -92,14 +92,14 @@ def test_from_json_refuses_what_is_not_an_anchor(anchor):
         Anchor.from_json("[1, 2]")
     data = anchor.to_dict()
     data["predicates"] = [{"column": "x0", "op": ">"}]
-    with pytest.raises(ValueError, match=r"data\['predicates'\] must list dicts with the keys"):
+    with pytest.raises(ValueError, match=r"data\['predicates'\]\[0\] is not a predicate: it lacks"):
         Anchor.from_dict(data)
     # counts and flags were taken as given: "false" made an anchor, markup reached the HTML
     for key, value, match in [
         ("is_anchor", "false", "must be true or false"),
-        ("n_samples", "<img src=x onerror=alert(1)>", "must be an integer"),
-        ("n_model_calls", "<script>alert(2)</script>", "must be an integer"),
-        ("n_rows_predicted", 2.5, "must be an integer"),
+        ("n_samples", "<img src=x onerror=alert(1)>", "must be a non-negative integer"),
+        ("n_model_calls", "<script>alert(2)</script>", "must be a non-negative integer"),
+        ("n_rows_predicted", 2.5, "must be a non-negative integer"),
     ]:
         with pytest.raises(ValueError, match=rf"data\['{key}'\] {match}"):
             Anchor.from_dict({**anchor.to_dict(), key: value})
