@@ -241,7 +241,9 @@ class LimeExplanation:
     # ----------------------------------------------------------------- serialisation
     def to_dict(self):
         """Plain-Python dict (JSON-safe) with everything but the instance."""
+        width = float(self.kernel_width)
         return {
+            "version": 1,
             "features": [
                 [{k: _plain(v) for k, v in vars(p).items()} for p in preds]
                 for preds in self.features
@@ -253,7 +255,7 @@ class LimeExplanation:
             "prediction": _plain(self.prediction),
             "class_probability": float(self.class_probability),
             "local_prediction": float(self.local_prediction),
-            "kernel_width": float(self.kernel_width),
+            "kernel_width": width if math.isfinite(width) else None,  # strict JSON: no NaN
             "feature_selection": str(self.feature_selection),
             "n_samples": int(self.n_samples),
             "n_model_calls": int(self.n_model_calls),

@@ -668,12 +668,15 @@ def test_lime_json_that_is_not_json_raises_a_value_error(text):
 
 
 def test_a_lime_explanation_of_unknown_width_round_trips():
-    # to_dict writes the default NaN width as it is (the JSON token NaN)
+    # an unknown (NaN) width is written as null, so the JSON is strict: no NaN token
     data = _lime()
     data["kernel_width"] = NAN
     exp = LimeExplanation.from_dict(data)
     assert math.isnan(exp.kernel_width)
-    assert LimeExplanation.from_json(exp.to_json()) == exp
+    assert exp.to_dict()["kernel_width"] is None and exp.to_dict()["version"] == 1
+    text = exp.to_json()
+    json.loads(text, parse_constant=lambda token: pytest.fail(f"{token} in the JSON"))
+    assert LimeExplanation.from_json(text) == exp
 
 
 # ------------------------------------------------------------------ property-based tests
