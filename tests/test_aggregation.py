@@ -490,9 +490,15 @@ def test_ctrl_c_while_the_state_changes_waits_until_it_is_whole(monkeypatch, dur
         return original(self, *args)
 
     monkeypatch.setattr(GlobalAnchorAggregator, during, interrupted)
+    # Python's own Ctrl-C handler, whatever this process inherited (a job started in the
+    # background of a shell ignores SIGINT, and Python then installs no handler)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     agg = GlobalAnchorAggregator(PlantedModel(), **params)
-    with pytest.raises(KeyboardInterrupt):
-        agg.fit(DOCS)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            agg.fit(DOCS)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     monkeypatch.setattr(GlobalAnchorAggregator, during, original)
     done = 10 if during == "_commit" else 0  # the batch being counted is counted, whole
     assert fired and agg.stopped_early_ and agg.n_documents_seen_ == done
