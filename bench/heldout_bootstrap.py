@@ -7,7 +7,7 @@ sample too, and that interval holds them fixed: when every anchor of a package c
 one mispredicted-looking passenger, the interval cannot show that one passenger more or fewer
 in the held-out set would move the difference.
 
-This script reads a committed ``results_tabular*.json``, rebuilds each anchor's held-out mask
+This script reads a committed ``results_tabular*.json.gz``, rebuilds each anchor's held-out mask
 from its printed rule (and checks that the rebuilt masks give exactly the precision and
 coverage the run recorded), and reports three intervals for skanchors (beam 1) against the
 fastest peer by median, as the target table picks it:
@@ -22,7 +22,7 @@ It changes no target: ``tabular.py`` still decides with the first. Run it in the
 virtualenv (the models are refitted to get the held-out predictions)::
 
     bench/.venv/bin/python bench/heldout_bootstrap.py            # all four results files
-    bench/.venv/bin/python bench/heldout_bootstrap.py bench/results_tabular.json
+    bench/.venv/bin/python bench/heldout_bootstrap.py bench/results_tabular.json.gz
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import tabular  # noqa: E402
+from _common import prefix_of, read_json  # noqa: E402
 
 FILES = (
-    "results_tabular.json",
-    "results_tabular_rows1.json",
-    "results_tabular_validation.json",
-    "results_tabular_titanic_all.json",
+    "results_tabular.json.gz",
+    "results_tabular_rows1.json.gz",
+    "results_tabular_validation.json.gz",
+    "results_tabular_titanic_all.json.gz",
 )
 OURS = "skanchors (beam 1)"
 REPS = 4000
@@ -134,7 +135,7 @@ def intervals(ours, peer, reps=REPS, level=LEVEL, seed=0):
 
 
 def analyse(path):
-    report = json.loads(Path(path).read_text())
+    report = read_json(path)
     reference = report["settings"].get("reference", "train")
     lines = []
     for cell in report["results"]:
@@ -249,7 +250,7 @@ def main(argv=None):
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in out:
-        name = run["file"].replace("results_", "").replace(".json", "")
+        name = prefix_of(run["file"]).replace("results_", "")
         for c in run["cells"]:
             md.append(
                 f"| {name} | {c['cell']} | {c['peer']} | {c['difference']:+.3f} | "

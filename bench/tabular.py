@@ -32,7 +32,6 @@ for _var in (
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import importlib.metadata  # noqa: E402
-import json  # noqa: E402
 import logging  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
@@ -48,6 +47,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from _common import prefix_of, read_json, write_json  # noqa: E402
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
@@ -1582,23 +1582,23 @@ def write_report(path, results, args, settings, started, elapsed):
     ]
     path.with_suffix(".md").write_text("\n".join(lines))
     payload = {"settings": settings, "results": results}
-    path.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=_json_default))
+    write_json(path, payload, default=_json_default)
     return tab
 
 
 def rewrite_report(args):
-    """The .md (and .json) of an earlier run, with the summaries recomputed from its rows."""
-    source = Path(args.report_from)
-    payload = json.loads(source.read_text())
+    """The .md (and .json.gz) of an earlier run, with the summaries recomputed from its rows."""
+    source = args.report_from
+    payload = read_json(source)
     settings, results = payload["settings"], payload["results"]
     for cell in results:
         for r in cell["packages"]:
             if r.get("per_row"):
                 r.update(summarise(r["per_row"], r["package"]))
     started = datetime.datetime.fromisoformat(settings["date"])
-    output = Path(args.output) if args.output else source.with_suffix("")
+    output = Path(args.output) if args.output else Path(prefix_of(source))
     write_report(output, results, args, settings, started, settings["elapsed_seconds"])
-    print(f"wrote {output}.md and {output}.json")
+    print(f"wrote {output}.md and {output}.json.gz")
     return 0
 
 
@@ -1659,7 +1659,7 @@ def main(argv=None):
     parser.add_argument(
         "--output",
         default=None,
-        help="path prefix for .md/.json (default bench/results_tabular; none with --quick)",
+        help="path prefix for .md/.json.gz (default bench/results_tabular; none with --quick)",
     )
     parser.add_argument(
         "--reference",
@@ -1678,7 +1678,7 @@ def main(argv=None):
     parser.add_argument(
         "--report-from",
         default=None,
-        help="rewrite the report of an earlier run's .json (same prefix unless --output)",
+        help="rewrite the report of an earlier run's .json(.gz) (same prefix unless --output)",
     )
     args = parser.parse_args(argv)
     if args.report_from:
@@ -1781,7 +1781,7 @@ def main(argv=None):
     if output:
         tab = write_report(Path(output), results, args, settings, started, elapsed)
         print(tab)
-        print(f"\nwrote {output}.md and {output}.json")
+        print(f"\nwrote {output}.md and {output}.json.gz")
     else:
         print(table(results))
     for line in skanchors_batch_lines(results) + head_to_head_lines(results) + checks(results):

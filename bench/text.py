@@ -59,6 +59,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _common import read_json, write_json  # noqa: E402
 from tabular import (  # noqa: E402
     CountingModel,
     ExplainTimeout,
@@ -1064,16 +1065,13 @@ def _md_mlm(mlm):
 
 def write_report(prefix, key, part):
     """Merge ``part`` into the JSON under ``key`` and re-render the whole markdown."""
-    json_path = Path(prefix).with_suffix(".json")
-    payload = {}
-    if json_path.exists():
-        try:
-            payload = json.loads(json_path.read_text())
-        except json.JSONDecodeError:
-            payload = {}
+    try:
+        payload = read_json(prefix)
+    except (FileNotFoundError, json.JSONDecodeError):
+        payload = {}
     if key is not None:
         payload[key] = part
-        json_path.write_text(json.dumps(payload, indent=1, default=_json_default))
+        write_json(prefix, payload, default=_json_default)
     else:  # re-render only: summaries are recomputed from the stored per-sentence records
         for value in payload.values():
             for r in value["results"]:
@@ -1356,19 +1354,19 @@ def main(argv=None):
     parser.add_argument(
         "--output",
         default=None,
-        help="path prefix for .md/.json (default bench/results_text; none with --quick)",
+        help="path prefix for .md/.json.gz (default bench/results_text; none with --quick)",
     )
     parser.add_argument(
         "--no-wait", action="store_true", help="do not wait for other benchmarks to finish"
     )
     parser.add_argument(
-        "--render", action="store_true", help="only rebuild the .md from the .json, run nothing"
+        "--render", action="store_true", help="only rebuild the .md from the .json.gz, run nothing"
     )
     args = parser.parse_args(argv)
     if args.render:
         prefix = args.output or str(HERE / "results_text")
         write_report(prefix, None, None)
-        print(f"rebuilt {prefix}.md from {prefix}.json")
+        print(f"rebuilt {prefix}.md from {prefix}.json.gz")
         return 0
 
     only = [p.strip() for p in args.only.split(",") if p.strip()]
@@ -1407,7 +1405,7 @@ def main(argv=None):
         part["settings"]["elapsed_seconds"] = time.perf_counter() - t_start
         if output:
             write_report(output, "mlm", part)
-            print(f"\nwrote {output}.md and {output}.json (section 'mlm')")
+            print(f"\nwrote {output}.md and {output}.json.gz (section 'mlm')")
         return 0
 
     fresh = FreshPrecision(data["pipe"])
@@ -1439,7 +1437,7 @@ def main(argv=None):
         print("peer re-join check:", settings["peer_rejoin"])
     if output:
         write_report(output, "main", part)
-        print(f"\nwrote {output}.md and {output}.json (section 'main')")
+        print(f"\nwrote {output}.md and {output}.json.gz (section 'main')")
     print(f"\ntotal {settings['elapsed_seconds'] / 60:.1f} min")
     return 0
 

@@ -41,7 +41,6 @@ import hashlib  # noqa: E402
 import html  # noqa: E402
 import importlib.metadata  # noqa: E402
 import io  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import shlex  # noqa: E402
 import subprocess  # noqa: E402
@@ -61,6 +60,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _common import prefix_of, read_json, write_json  # noqa: E402
 from tabular import _fmt, _json_default, machine  # noqa: E402
 from tabular import versions as _tabular_versions  # noqa: E402
 
@@ -737,15 +737,15 @@ def main(argv=None):
     p.add_argument("--cells", default=None, help="comma-separated indices into CELLS")
     p.add_argument("--vader-sdist", default=None, help=f"path of {VADER_SDIST}")
     p.add_argument("--output", default=None, help="prefix (default bench/results_text_default)")
-    p.add_argument("--render", default=None, help="rewrite the .md of this .json, no run")
+    p.add_argument("--render", default=None, help="rewrite the .md of this .json.gz, no run")
     args = p.parse_args(argv)
     if args.setup:
         setup(args)
         return
     if args.render:
-        saved = json.loads(Path(args.render).read_text())
+        saved = read_json(args.render)
         report = render(saved["cells"], saved["decision"], saved["meta"])
-        Path(args.render).with_suffix(".md").write_text(report)
+        Path(prefix_of(args.render) + ".md").write_text(report)
         print(report)
         return
     if args.n_docs is None:
@@ -778,14 +778,10 @@ def main(argv=None):
     print(report)
     if output:
         Path(output + ".md").write_text(report)
-        Path(output + ".json").write_text(
-            json.dumps(
-                {"meta": meta, "decision": decision, "cells": cells},
-                indent=1,
-                default=_json_default,
-            )
+        write_json(
+            output, {"meta": meta, "decision": decision, "cells": cells}, default=_json_default
         )
-        print(f"wrote {output}.md and .json", file=sys.stderr)
+        print(f"wrote {output}.md and .json.gz", file=sys.stderr)
 
 
 if __name__ == "__main__":
