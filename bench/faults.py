@@ -9,7 +9,7 @@ Run from the project's environment with a copy of the code before the fixes::
 Each measurement runs in a fresh process, once with this checkout's ``skanchors`` and once
 with the one under ``--before``, alternating, ``--repeats`` times (3); wall times are medians,
 counts are from the first repeat (they are deterministic, except where stated). Writes
-``bench/results_faults.md`` and ``.json``. Sections:
+``bench/results_faults.md`` and ``.json.gz`` (``--output PREFIX``: elsewhere). Sections:
 
 - shared calls: 20 test rows of Titanic and Adult explained in one call with a random forest
   given as ``forest.predict_proba`` (scikit-learn's own, about 10 ms a call: the rows' searches
@@ -38,11 +38,14 @@ import sys
 import time
 import warnings
 
+from _common import read_json, write_json
+
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+OUT = os.path.join(HERE, "results_faults")  # the report's prefix (--output PREFIX)
 N_ROWS = 20
 
 
@@ -160,20 +163,23 @@ def _run(code, kind, name):
 
 
 def main(argv):
+    global OUT
     if argv[:1] == ["--measure"]:
         measure(argv[1], argv[2])
         return
+    if "--output" in argv:
+        i = argv.index("--output")
+        OUT = os.path.abspath(argv[i + 1])
+        argv = argv[:i] + argv[i + 2 :]
     if "--notes" in argv:  # a reading of the results, kept in the JSON and the report
         i = argv.index("--notes")
         with open(argv[i + 1]) as fh:
             notes = fh.read().strip()
         argv = argv[:i] + argv[i + 2 :]
         if "--rewrite" in argv:
-            with open(os.path.join(HERE, "results_faults.json")) as fh:
-                data = json.load(fh)
+            data = read_json(OUT)
             data["notes"] = notes
-            with open(os.path.join(HERE, "results_faults.json"), "w") as fh:
-                json.dump(data, fh, indent=1)
+            write_json(OUT, data)
             write(data)
             return
     before = argv[argv.index("--before") + 1] if "--before" in argv else None
@@ -202,8 +208,7 @@ def main(argv):
         repeats=repeats,
         results=results,
     )
-    with open(os.path.join(HERE, "results_faults.json"), "w") as fh:
-        json.dump(out, fh, indent=1)
+    write_json(OUT, out)
     write(out)
 
 
@@ -295,7 +300,7 @@ def write(data):
             f"per `explain` and `perturbation_precision`): median {statistics.median(checks):.0f} "
             f"microseconds, against {explain:.2f} s to explain 5 rows.",
         ]
-    with open(os.path.join(HERE, "results_faults.md"), "w") as fh:
+    with open(OUT + ".md", "w") as fh:
         fh.write("\n".join(lines) + "\n")
 
 

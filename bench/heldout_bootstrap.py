@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import math
 import sys
 from pathlib import Path
@@ -41,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import tabular  # noqa: E402
-from _common import prefix_of, read_json  # noqa: E402
+from _common import prefix_of, read_json, write_json  # noqa: E402
 
 FILES = (
     "results_tabular.json.gz",
@@ -259,7 +258,7 @@ def main(argv=None):
             )
     md.append("")
     Path(args.output + ".md").write_text("\n".join(md))
-    Path(args.output + ".json").write_text(json.dumps(out, indent=1))
+    write_json(args.output, out)
     print("\n".join(md))
 
 

@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _common import write_json  # noqa: E402
 from revisions import describe, export_version  # noqa: E402
 
 CASES = ("text", "wide table", "a million rows")
@@ -193,7 +194,7 @@ def main():
         )
     text = "\n".join(lines) + "\n"
     Path(args.output + ".md").write_text(text)
-    Path(args.output + ".json").write_text(json.dumps(results, indent=1) + "\n")
+    write_json(args.output, results)
     print(text)
 
 

@@ -39,7 +39,6 @@ import argparse  # noqa: E402
 import datetime  # noqa: E402
 import hashlib  # noqa: E402
 import importlib  # noqa: E402
-import json  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -57,6 +56,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import tabular  # noqa: E402
+from _common import write_json  # noqa: E402
 
 SEED = 0
 
@@ -363,7 +363,7 @@ def comparison_parser(description, cells):
     parser.add_argument("--cells", default=cells)
     parser.add_argument("--n-rows", type=int, default=20)
     parser.add_argument("--beam-size", type=int, default=1)
-    parser.add_argument("--output", default=None, help="write PREFIX.md and PREFIX.json")
+    parser.add_argument("--output", default=None, help="write PREFIX.md and PREFIX.json.gz")
     return parser
 
 
@@ -397,9 +397,7 @@ def main(argv=None):
     print(text)
     if args.output:
         Path(f"{args.output}.md").write_text(text)
-        Path(f"{args.output}.json").write_text(
-            json.dumps({"labels": labels, "results": results, "argv": sys.argv[1:]}, indent=1)
-        )
+        write_json(args.output, {"labels": labels, "results": results, "argv": sys.argv[1:]})
 
 
 if __name__ == "__main__":
