@@ -648,7 +648,10 @@ def main(argv=None):
     ]
     previous = {}
     if set(kinds) != {"tfidf", "hf"}:
-        previous = {(r["dataset"], r.get("model", "tfidf")): r for r in read_json(OUT)}
+        try:
+            previous = {(r["dataset"], r.get("model", "tfidf")): r for r in read_json(OUT)}
+        except FileNotFoundError:  # a new --output: the other models' sections are left out
+            pass
     results = []
     with tempfile.TemporaryDirectory() as workdir:
         for name, n_docs, kind in plan:

@@ -138,6 +138,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("base", help="git revision to compare the working tree with")
     parser.add_argument("--output", default=str(HERE / "results_memory"))
+    parser.add_argument("--cases", default=",".join(CASES), help=f"some of {', '.join(CASES)}")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -148,8 +149,11 @@ def main():
     export_version(args.base, folder, names["base"])
     export_version(None, folder, names["new"])
     labels = {"base": describe(args.base), "new": describe(None)}
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    if set(cases) - set(CASES):
+        parser.error(f"unknown cases {sorted(set(cases) - set(CASES))}; choose from {CASES}")
     results = []
-    for case in CASES:
+    for case in cases:
         out = {"case": case}
         for which, name in names.items():
             done = subprocess.run(
@@ -168,7 +172,7 @@ def main():
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs.",
         "",
-        f"Command: `python bench/memory.py {args.base}`",
+        f"Command: `python bench/memory.py {' '.join(sys.argv[1:])}`",
         "",
         f"Base: {labels['base']}; new: {labels['new']}. Each case and version in a fresh "
         "process; *added MB*: peak resident memory after `explain` minus the peak before it "
