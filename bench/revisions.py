@@ -356,7 +356,7 @@ def report(labels, results, args, started):
 
 
 def comparison_parser(description, cells):
-    """Arguments of a comparison of two revisions (this script and ``instructions.py``)."""
+    """Arguments of a comparison of two revisions."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("base", help="git revision to compare against")
     parser.add_argument("new", nargs="?", default=None, help="git revision (default: working tree)")
