@@ -39,6 +39,7 @@ from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import _peers  # noqa: E402
 import tabular  # noqa: E402
 from _common import prefix_of, read_json, write_json  # noqa: E402
 
@@ -61,10 +62,10 @@ def masks(per_row, data, ours):
         for text in r["anchor"]:
             # skanchors prints its own bin edges to 6 significant digits: no snapping needed
             edges = None if ours else data["edges"]
-            conditions += tabular.parse_predicate(
+            conditions += _peers.parse_predicate(
                 text, data["feature_names"], data["categorical_names"], edges
             )
-        out.append(tabular.rule_mask(conditions, data["X_test"]))
+        out.append(_peers.rule_mask(conditions, data["X_test"]))
     return out
 
 
@@ -145,12 +146,12 @@ def analyse(path):
         if ours is None or not peers:
             continue
         peer = min(peers, key=lambda r: r["median_seconds"])
-        data = tabular.prepare(cell["data"], reference=reference)
+        data = _peers.prepare(cell["data"], reference=reference)
         # the models of tabular.py's run, refitted the same way
         model = (
-            RandomForestClassifier(n_estimators=100, random_state=tabular.SEED)
+            RandomForestClassifier(n_estimators=100, random_state=_peers.SEED)
             if cell["model"] == "rf"
-            else GradientBoostingClassifier(random_state=tabular.SEED)
+            else GradientBoostingClassifier(random_state=_peers.SEED)
         ).fit(data["X_model"], data["y_model"])
         test_pred = model.predict(data["X_test"])
         keys = sorted(

@@ -55,7 +55,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-import tabular  # noqa: E402
+import _peers  # noqa: E402
 from _common import write_json  # noqa: E402
 
 SEED = 0
@@ -108,7 +108,7 @@ def prepare(name):
     if name not in ("wide", "balance"):
         # tabular.py's training split (with its default reference="train", the model's fit
         # and every explainer's reference data are the same rows)
-        data = tabular.prepare(name)
+        data = _peers.prepare(name)
         return {**data, "X_train": data["X_model"], "y_train": data["y_model"]}
     if name == "balance":
         # a million rows, 12 % of them positive, explained with balance=True
@@ -142,10 +142,10 @@ def explainer_params(data, beam_size, seed=SEED):
     """The benchmark's AnchorExplainer settings (as in ``tabular.py``)."""
     return dict(
         perturbation="replace",
-        threshold=tabular.THRESHOLD,
-        delta=tabular.DELTA,
-        epsilon=tabular.EPSILON,
-        batch_size=tabular.BATCH_SIZE,
+        threshold=_peers.THRESHOLD,
+        delta=_peers.DELTA,
+        epsilon=_peers.EPSILON,
+        batch_size=_peers.BATCH_SIZE,
         beam_size=beam_size,
         categorical_features=data["categorical"],
         random_state=seed,

@@ -45,8 +45,8 @@ from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import tabular as T  # noqa: E402
-from _common import write_json  # noqa: E402
+import _peers as T  # noqa: E402
+from _common import versions, write_json  # noqa: E402
 
 PACKAGES = ("skanchors", "alibi", "anchor-exp")
 # The distribution each package searches on (anchor-exp: the authors' replacement, as ours).
@@ -270,7 +270,7 @@ def main(argv=None):
         "|---|---|---|---|---|---|---|",
         *diffs,
         "",
-        f"Versions: {json.dumps(T.versions())}",
+        f"Versions: {json.dumps(versions())}",
         "",
     ]
     Path(args.output + ".md").write_text("\n".join(lines))

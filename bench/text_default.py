@@ -60,9 +60,8 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import prefix_of, read_json, write_json  # noqa: E402
-from tabular import _fmt, _json_default, machine  # noqa: E402
-from tabular import versions as _tabular_versions  # noqa: E402
+from _common import fmt, json_default, machine, prefix_of, read_json, write_json  # noqa: E402  # noqa: E402
+from _common import versions as _tabular_versions  # noqa: E402
 
 SEED = 0
 THRESHOLD = 0.95  # the explainer's default
@@ -560,17 +559,17 @@ def render(cells, decision, meta):
     for c in cells:
         for s in SAMPLERS:
             m = c["summary"][s]
-            cross = " / ".join(_fmt(m["fresh_cross"][t], ".3f") for t in SAMPLERS)
+            cross = " / ".join(fmt(m["fresh_cross"][t], ".3f") for t in SAMPLERS)
             add(
                 f"| {cell_name(c['info'])} | {SAMPLER_LABELS[s]} | {m['n']} | "
-                f"{_fmt(m['valid'], '.2f')} | {m['empty']} | {_fmt(m['length'], '.2f')} | "
-                f"{_fmt(m['length_share'], '.2f')} | {m['whole_document']} | "
-                f"{_fmt(m['fresh_own'], '.3f')} | {_fmt(m['fresh_ok_share'], '.2f')} | {cross} | "
-                f"{_fmt(m['heldout_precision'], '.3f')} | {_fmt(m['heldout_coverage'], '.4f')} | "
-                f"{m['cover_none']}/{m['n_nonempty']} | {_fmt(m['prec_x_cov'], '.4f')} | "
-                f"{_fmt(m['leverage'], '.4f')} | {_fmt(m.get('lexicon_share'), '.2f')} | "
-                f"{_fmt(m.get('class_share'), '.2f')} | {_fmt(m['rows'], '.0f')} | "
-                f"{_fmt(m['seconds'], '.3g')} | {_fmt(m['seconds_median'], '.3g')} |"
+                f"{fmt(m['valid'], '.2f')} | {m['empty']} | {fmt(m['length'], '.2f')} | "
+                f"{fmt(m['length_share'], '.2f')} | {m['whole_document']} | "
+                f"{fmt(m['fresh_own'], '.3f')} | {fmt(m['fresh_ok_share'], '.2f')} | {cross} | "
+                f"{fmt(m['heldout_precision'], '.3f')} | {fmt(m['heldout_coverage'], '.4f')} | "
+                f"{m['cover_none']}/{m['n_nonempty']} | {fmt(m['prec_x_cov'], '.4f')} | "
+                f"{fmt(m['leverage'], '.4f')} | {fmt(m.get('lexicon_share'), '.2f')} | "
+                f"{fmt(m.get('class_share'), '.2f')} | {fmt(m['rows'], '.0f')} | "
+                f"{fmt(m['seconds'], '.3g')} | {fmt(m['seconds_median'], '.3g')} |"
             )
     add("")
     add(
@@ -657,13 +656,13 @@ def render_overall(cells, add):
         nonempty = sum(c["summary"][s]["n_nonempty"] for c in cells)
         empty = sum(c["summary"][s]["empty"] for c in cells)
         n = sum(c["summary"][s]["n"] for c in cells)
-        cross = " / ".join(_fmt(avg(cells, "fresh_cross", s, t), ".3f") for t in SAMPLERS)
+        cross = " / ".join(fmt(avg(cells, "fresh_cross", s, t), ".3f") for t in SAMPLERS)
         add(
             f"| {SAMPLER_LABELS[s]} | {avg(cells, 'length', s):.2f} | {empty}/{n} | "
             f"{avg(vader, 'length', s):.2f} | {none}/{nonempty} | "
             f"{avg(cells, 'heldout_precision', s):.3f} | {avg(cells, 'heldout_coverage', s):.4f} | "
-            f"{avg(cells, 'leverage', s):.4f} | {_fmt(avg(vader, 'class_share', s), '.2f')} | "
-            f"{_fmt(avg(tfidf, 'class_share', s), '.2f')} | {cross} | "
+            f"{avg(cells, 'leverage', s):.4f} | {fmt(avg(vader, 'class_share', s), '.2f')} | "
+            f"{fmt(avg(tfidf, 'class_share', s), '.2f')} | {cross} | "
             f"{avg(cells, 'rows', s):.0f} | {avg(cells, 'seconds', s):.3f} |"
         )
     add("")
@@ -779,7 +778,7 @@ def main(argv=None):
     if output:
         Path(output + ".md").write_text(report)
         write_json(
-            output, {"meta": meta, "decision": decision, "cells": cells}, default=_json_default
+            output, {"meta": meta, "decision": decision, "cells": cells}, default=json_default
         )
         print(f"wrote {output}.md and .json.gz", file=sys.stderr)
 
