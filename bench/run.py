@@ -3,7 +3,8 @@
 Each suite is one or more of the scripts in this folder, run with the arguments of its committed
 report; the scripts stay runnable on their own (``python bench/tabular.py --help``). The runner
 puts this checkout first on ``PYTHONPATH``, so the ``skanchors`` measured is the one next to it
-whichever virtualenv runs it, and checks first that the suite's packages are importable.
+whichever virtualenv runs it, runs it on one thread (``OMP_NUM_THREADS=1`` and friends, unless
+set), and checks first that the suite's packages are importable.
 
     python bench/run.py list                    # the suites, their environment and reports
     bench/.venv/bin/python bench/run.py tabular          # the committed reports, again
@@ -33,6 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PEERS = ("alibi", "anchor")  # anchor-exp's module is ``anchor``
+THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 @dataclass
@@ -297,6 +299,8 @@ def run_steps(name, steps, tmp):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     env.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
+    for var in THREADS:  # one thread: the timings compare algorithms, not thread pools
+        env.setdefault(var, "1")
     for script, *args in steps:
         cmd = [sys.executable, str(HERE / script), *expand(args, tmp)]
         print(f"[{name}] {' '.join(cmd[1:])}", flush=True)
