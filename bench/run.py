@@ -11,7 +11,7 @@ set), and checks first that the suite's packages are importable.
     bench/.venv/bin/python bench/run.py tabular --quick  # a smoke run, written to a temp folder
     bench/.venv/bin/python bench/run.py tabular -- --only skanchors --n-rows 5   # own arguments
     python bench/run.py models regression --quick   # several suites' smoke runs
-    python bench/run.py all --quick             # every suite this interpreter can run, smoke
+    python bench/run.py all --quick             # every suite of this virtualenv, smoke runs
 
 Suites marked *peers* need the peers' virtualenv (``bash bench/setup_peers.sh``: alibi,
 anchor-exp, lime, xgboost, vaderSentiment, numpy < 2); *dev* ones the project's own
@@ -272,6 +272,11 @@ SUITES = {
 }
 
 
+def environment():
+    """ "peers" where the peers import (their virtualenv), else "dev"."""
+    return "peers" if all(importlib.util.find_spec(m) for m in PEERS) else "dev"
+
+
 def missing(suite):
     """The suite's modules this interpreter cannot import."""
     return [m for m in suite.needs if importlib.util.find_spec(m) is None]
@@ -346,8 +351,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog="suites: " + ", ".join(SUITES) + "; 'list' describes them; several suites, or "
-        "'all', run their --quick mode one after the other (skipping those whose packages this "
-        "interpreter lacks)",
+        "'all' (the suites of this virtualenv: peers where alibi imports, else dev), run their "
+        "--quick mode one after the other",
     )
     parser.add_argument("suite", nargs="+", choices=[*SUITES, "list", "all"])
     parser.add_argument("--quick", action="store_true", help="a smoke run into a temp folder")
@@ -355,7 +360,12 @@ def main(argv=None):
     if args.suite == ["list"]:
         show()
         return 0
-    names = list(SUITES) if args.suite == ["all"] else args.suite
+    if args.suite == ["all"]:
+        here = environment()
+        names = [name for name, suite in SUITES.items() if suite.env == here]
+        print(f"all: the {here} suites ({', '.join(names)}); the others run in the other venv")
+    else:
+        names = args.suite
     if "list" in names or "all" in names:
         parser.error("'list' and 'all' come alone")
     if len(names) > 1 and (not args.quick or extra):
