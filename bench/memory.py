@@ -144,28 +144,28 @@ def main():
     if args.worker:
         worker(*args.worker)
         return
-    folder = Path(tempfile.mkdtemp(prefix="skanchors-memory-"))
-    names = {"base": "skanchors_base", "new": "skanchors_new"}
-    export_version(args.base, folder, names["base"])
-    export_version(None, folder, names["new"])
-    labels = {"base": describe(args.base), "new": describe(None)}
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     if set(cases) - set(CASES):
         parser.error(f"unknown cases {sorted(set(cases) - set(CASES))}; choose from {CASES}")
+    names = {"base": "skanchors_base", "new": "skanchors_new"}
+    labels = {"base": describe(args.base), "new": describe(None)}
     results = []
-    for case in cases:
-        out = {"case": case}
-        for which, name in names.items():
-            done = subprocess.run(
-                [sys.executable, __file__, args.base, "--worker", case, str(folder), name],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            out[which] = json.loads(done.stdout.strip().splitlines()[-1])
-            print(case, which, {k: v for k, v in out[which].items() if k != "anchors"})
-        out["same_anchors"] = out["base"]["anchors"] == out["new"]["anchors"]
-        results.append(out)
+    with tempfile.TemporaryDirectory(prefix="skanchors-memory-") as folder:
+        export_version(args.base, Path(folder), names["base"])
+        export_version(None, Path(folder), names["new"])
+        for case in cases:
+            out = {"case": case}
+            for which, name in names.items():
+                done = subprocess.run(
+                    [sys.executable, __file__, args.base, "--worker", case, folder, name],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                out[which] = json.loads(done.stdout.strip().splitlines()[-1])
+                print(case, which, {k: v for k, v in out[which].items() if k != "anchors"})
+            out["same_anchors"] = out["base"]["anchors"] == out["new"]["anchors"]
+            results.append(out)
     lines = [
         "# Memory of hard searches on wide inputs",
         "",
