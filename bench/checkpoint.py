@@ -15,7 +15,7 @@ measures, for a state of 1,000, 10,000 and 100,000 words (two classes) and a his
 Each figure is the median of ``--repeats`` (15) runs in this process, with the file on the
 folder given by ``--folder`` (default: a temporary folder). Run::
 
-    PYTHONPATH=. python bench/checkpoint.py           # writes bench/results_checkpoint.md/.json
+    PYTHONPATH=. python bench/checkpoint.py           # writes bench/results_checkpoint.md/.json.gz
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
+from _common import write_json  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = ["win cash now", "see you at lunch", "win a prize", "lunch later"] * 5
@@ -207,8 +208,7 @@ def main():
     if args.output:
         with open(args.output + ".md", "w") as fh:
             fh.write(report)
-        with open(args.output + ".json", "w") as fh:
-            json.dump({"rows": rows, "repeats": args.repeats, "argv": sys.argv[1:]}, fh, indent=1)
+        write_json(args.output, {"rows": rows, "repeats": args.repeats, "argv": sys.argv[1:]})
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Run from the project's environment with a copy of the code before the fixes::
 Each measurement runs in a fresh process, once with this checkout's ``skanchors`` and once
 with the one under ``--before``, alternating, ``--repeats`` times (3); wall times are medians,
 counts are from the first repeat (they are deterministic, except where stated). Writes
-``bench/results_faults.md`` and ``.json``. Sections:
+``bench/results_faults.md`` and ``.json.gz`` (``--output PREFIX``: elsewhere). Sections:
 
 - shared calls: 20 test rows of Titanic and Adult explained in one call with a random forest
   given as ``forest.predict_proba`` (scikit-learn's own, about 10 ms a call: the rows' searches
@@ -38,11 +38,17 @@ import sys
 import time
 import warnings
 
+from _common import read_json, write_json
+
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+OUT = os.path.join(HERE, "results_faults")  # the report's prefix (--output PREFIX)
+# The defaults of the code the committed report measured (before and after the fixes alike),
+# pinned: perturbation="auto" and beam_size="auto" came later.
+SETTINGS = dict(perturbation="replace", beam_size=2, random_state=0)
 N_ROWS = 20
 
 
@@ -80,10 +86,14 @@ class _Counting:
 
 
 def _add_pull_each():
-    """Give the search's arms a draw of a count per arm in one call (this benchmark only)."""
+    """Give the search's arms a draw of a count per arm in one call, where the code measured
+    lacks it (the package has its own since: then this is plain BatchSAR)."""
     import numpy as np
 
     from skanchors import _search
+
+    if hasattr(_search.CandidateArms, "pull_each"):
+        return np
 
     def pull_each(self, indices, counts):
         requests = [(self.candidates[i], int(n)) for i, n in zip(indices, counts)]
@@ -111,7 +121,7 @@ def measure(kind, name):
     out = {}
     if kind == "shared":
         model = _Counting(forest)
-        explainer = AnchorExplainer(model.predict_proba, random_state=0).fit(X_train)
+        explainer = AnchorExplainer(model.predict_proba, **SETTINGS).fit(X_train)
         model.calls = model.rows = 0
         start = time.perf_counter()
         anchors = explainer.explain(rows)
@@ -124,7 +134,7 @@ def measure(kind, name):
             _add_pull_each()
         # (slow: scikit-learn's predict_proba, ~10 ms a call, where BatchSAR's few calls pay)
         model = forest.predict_proba if kind == "batchsar-slow" else forest
-        explainer = AnchorExplainer(model, bandit="batch-sar", random_state=0).fit(X_train)
+        explainer = AnchorExplainer(model, bandit="batch-sar", **SETTINGS).fit(X_train)
         start = time.perf_counter()
         anchors = explainer.explain(rows)
         out["wall"] = time.perf_counter() - start
@@ -134,7 +144,7 @@ def measure(kind, name):
         out["coverage"] = statistics.mean(a.coverage for a in anchors)
         out["precision"] = statistics.mean(a.precision for a in anchors)
     elif kind == "refit":
-        explainer = AnchorExplainer(forest, random_state=0).fit(X_train)
+        explainer = AnchorExplainer(forest, **SETTINGS).fit(X_train)
         check = getattr(explainer.model_, "refitted", None)
         if check is not None:
             start, n = time.perf_counter(), 2000
@@ -160,20 +170,23 @@ def _run(code, kind, name):
 
 
 def main(argv):
+    global OUT
     if argv[:1] == ["--measure"]:
         measure(argv[1], argv[2])
         return
+    if "--output" in argv:
+        i = argv.index("--output")
+        OUT = os.path.abspath(argv[i + 1])
+        argv = argv[:i] + argv[i + 2 :]
     if "--notes" in argv:  # a reading of the results, kept in the JSON and the report
         i = argv.index("--notes")
         with open(argv[i + 1]) as fh:
             notes = fh.read().strip()
         argv = argv[:i] + argv[i + 2 :]
         if "--rewrite" in argv:
-            with open(os.path.join(HERE, "results_faults.json")) as fh:
-                data = json.load(fh)
+            data = read_json(OUT)
             data["notes"] = notes
-            with open(os.path.join(HERE, "results_faults.json"), "w") as fh:
-                json.dump(data, fh, indent=1)
+            write_json(OUT, data)
             write(data)
             return
     before = argv[argv.index("--before") + 1] if "--before" in argv else None
@@ -202,8 +215,7 @@ def main(argv):
         repeats=repeats,
         results=results,
     )
-    with open(os.path.join(HERE, "results_faults.json"), "w") as fh:
-        json.dump(out, fh, indent=1)
+    write_json(OUT, out)
     write(out)
 
 
@@ -223,7 +235,8 @@ def write(data):
         f"Run {data['date']}, {data['cpus']} CPUs, {data['repeats']} repeats (each in a fresh "
         "process, the two versions alternating); wall times are medians. *before*: the code "
         "before the fixes (e8095f3); *after*: this branch. 20 test rows of each data set "
-        "(numbers only: categories as codes), a 100-tree random forest, default parameters.",
+        "(numbers only: categories as codes), a 100-tree random forest, "
+        '`perturbation="replace"` and `beam_size=2` (the defaults of both versions).',
         "",
         *([data["notes"], ""] if data.get("notes") else []),
         "## Each anchor's counts when rows share model calls",
@@ -295,7 +308,7 @@ def write(data):
             f"per `explain` and `perturbation_precision`): median {statistics.median(checks):.0f} "
             f"microseconds, against {explain:.2f} s to explain 5 rows.",
         ]
-    with open(os.path.join(HERE, "results_faults.md"), "w") as fh:
+    with open(OUT + ".md", "w") as fh:
         fh.write("\n".join(lines) + "\n")
 
 

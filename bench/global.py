@@ -1,9 +1,9 @@
 """Benchmark of GlobalAnchorAggregator: naive global aggregation vs the seed's optimisations.
 
 Run with ``python bench/global.py`` (about 35 minutes on 2 cores; ``--models hf`` re-runs one
-model's sections and keeps the others from ``results_global.json``). For SMS spam and movie-review
-polarity (the shipped data), two models are trained on 70 % of the texts and the aggregation
-runs on held-out documents from the other 30 %:
+model's sections and keeps the others from ``results_global.json.gz``). For SMS spam and
+movie-review polarity (the shipped data), two models are trained on 70 % of the texts and the
+aggregation runs on held-out documents from the other 30 %:
 
 - TF-IDF + logistic regression (all held-out SMS messages, 3000 movie sentences);
 - a small Hugging Face classifier built by the benchmark itself: a word-level tokenizer trained
@@ -29,20 +29,24 @@ curve.
 
 All top-20 lists are ranked with the same presentation filter (no stop words, >= 5
 occurrences), so AOPC@20 compares like with like. Writes ``bench/results_global.md``,
-``bench/results_global.json`` and ``bench/results_global.png`` (anytime curves).
+``bench/results_global.json.gz`` and ``bench/results_global.png`` (anytime curves);
+``--output PREFIX`` writes ``PREFIX.md``, ``PREFIX.json.gz`` and ``PREFIX.png`` instead (and
+reads ``PREFIX_filtering.json.gz`` for the filtering section).
 """
 
 from __future__ import annotations
 
-import json
+import io
 import os
 import sys
 import time
 
 import numpy as np
+from _common import read_json, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "results_global")  # the reports' prefix (--output)
 K = 20
 NAIVE = dict(
     shared_pool=False,
@@ -391,11 +395,10 @@ def run_filtering(name, n_docs):
 
 def filtering_section():
     """The report's section on exact against optimistic filtering (from its JSON file)."""
-    path = os.path.join(HERE, "results_global_filtering.json")
-    if not os.path.exists(path):
+    try:
+        data = read_json(OUT + "_filtering")
+    except FileNotFoundError:
         return []
-    with open(path) as fh:
-        data = json.load(fh)
     lines = [
         "",
         "## Exact against optimistic candidate filtering (`bench/global.py --filtering`)",
@@ -453,9 +456,9 @@ def write(results):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import PIL.Image  # a dependency of matplotlib
 
-    with open(os.path.join(HERE, "results_global.json"), "w") as fh:
-        json.dump(results, fh, indent=1)
+    write_json(OUT, results)
     ncols = 2
     nrows = (len(results) + ncols - 1) // ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(6 * ncols, 4 * nrows), squeeze=False)
@@ -474,7 +477,11 @@ def write(results):
         )
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(HERE, "results_global.png"), dpi=110)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=110, format="png")
+    # 256 colours: the same picture in a third of the bytes
+    image = PIL.Image.open(buffer).convert("RGB")
+    image.quantize(256, dither=PIL.Image.Dither.NONE).save(OUT + ".png", optimize=True)
     lines = [
         "# GlobalAnchorAggregator benchmark (`bench/global.py`)",
         "",
@@ -569,14 +576,18 @@ def write(results):
                 f"| {g} | " + " | ".join(f"{v.get(c, float('nan')):.4f}" for c in classes) + " |"
             )
     lines += filtering_section()
-    lines += ["", "![anytime curves](results_global.png)", ""]
-    with open(os.path.join(HERE, "results_global.md"), "w") as fh:
+    lines += ["", f"![anytime curves]({os.path.basename(OUT)}.png)", ""]
+    with open(OUT + ".md", "w") as fh:
         fh.write("\n".join(lines))
 
 
 def main(argv=None):
-    global NOTES
+    global NOTES, OUT
     argv = sys.argv[1:] if argv is None else argv
+    if "--output" in argv:
+        i = argv.index("--output")
+        OUT = os.path.abspath(argv[i + 1])
+        argv = argv[:i] + argv[i + 2 :]
     if "--notes" in argv:
         i = argv.index("--notes")
         with open(argv[i + 1]) as fh:
@@ -591,7 +602,6 @@ def main(argv=None):
             with open(argv[j + 1]) as fh:
                 notes = fh.read().strip()
             argv = argv[:j] + argv[j + 2 :]
-        path = os.path.join(HERE, "results_global_filtering.json")
         if "--filtering" in argv:
             i = argv.index("--filtering")
             sizes = [int(a) for a in argv[i + 1 :] if a.isdigit()] + [1673, 3000]
@@ -603,17 +613,15 @@ def main(argv=None):
                 results=results,
             )
         else:
-            with open(path) as fh:
-                out = json.load(fh)
+            out = read_json(OUT + "_filtering")
             if notes is not None:
                 out["notes"] = notes
-        with open(path, "w") as fh:
-            json.dump(out, fh, indent=1)
+        write_json(OUT + "_filtering", out)
         # the section replaces its previous version in the report; the rest stays as it is
-        report = os.path.join(HERE, "results_global.md")
+        report = OUT + ".md"
         with open(report) as fh:
             text = fh.read()
-        tail = "![anytime curves](results_global.png)"
+        tail = f"![anytime curves]({os.path.basename(OUT)}.png)"
         head = "\n## Exact against optimistic candidate filtering"
         cut = text.find(head) if head in text else text.index(tail)
         text = text[:cut].rstrip("\n") + "\n" + "\n".join(filtering_section()) + f"\n\n{tail}\n"
@@ -621,9 +629,8 @@ def main(argv=None):
             fh.write(text)
         print(f"\nwrote {report}")
         return
-    if "--rewrite" in argv:  # regenerate the report from results_global.json
-        with open(os.path.join(HERE, "results_global.json")) as fh:
-            write(json.load(fh))
+    if "--rewrite" in argv:  # regenerate the report from results_global.json.gz
+        write(read_json(OUT))
         return
     import tempfile
 
@@ -641,8 +648,10 @@ def main(argv=None):
     ]
     previous = {}
     if set(kinds) != {"tfidf", "hf"}:
-        with open(os.path.join(HERE, "results_global.json")) as fh:
-            previous = {(r["dataset"], r.get("model", "tfidf")): r for r in json.load(fh)}
+        try:
+            previous = {(r["dataset"], r.get("model", "tfidf")): r for r in read_json(OUT)}
+        except FileNotFoundError:  # a new --output: the other models' sections are left out
+            pass
     results = []
     with tempfile.TemporaryDirectory() as workdir:
         for name, n_docs, kind in plan:
@@ -651,7 +660,7 @@ def main(argv=None):
             elif (name, kind) in previous:
                 results.append(previous[(name, kind)])
     write(results)
-    print(f"\nwrote {os.path.join(HERE, 'results_global.md')}")
+    print(f"\nwrote {OUT}.md")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ sample too, and that interval holds them fixed: when every anchor of a package c
 one mispredicted-looking passenger, the interval cannot show that one passenger more or fewer
 in the held-out set would move the difference.
 
-This script reads a committed ``results_tabular*.json``, rebuilds each anchor's held-out mask
+This script reads a committed ``results_tabular*.json.gz``, rebuilds each anchor's held-out mask
 from its printed rule (and checks that the rebuilt masks give exactly the precision and
 coverage the run recorded), and reports three intervals for skanchors (beam 1) against the
 fastest peer by median, as the target table picks it:
@@ -22,14 +22,13 @@ It changes no target: ``tabular.py`` still decides with the first. Run it in the
 virtualenv (the models are refitted to get the held-out predictions)::
 
     bench/.venv/bin/python bench/heldout_bootstrap.py            # all four results files
-    bench/.venv/bin/python bench/heldout_bootstrap.py bench/results_tabular.json
+    bench/.venv/bin/python bench/heldout_bootstrap.py bench/results_tabular.json.gz
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import math
 import sys
 from pathlib import Path
@@ -40,13 +39,15 @@ from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import _peers  # noqa: E402
 import tabular  # noqa: E402
+from _common import prefix_of, read_json, write_json  # noqa: E402
 
 FILES = (
-    "results_tabular.json",
-    "results_tabular_rows1.json",
-    "results_tabular_validation.json",
-    "results_tabular_titanic_all.json",
+    "results_tabular.json.gz",
+    "results_tabular_rows1.json.gz",
+    "results_tabular_validation.json.gz",
+    "results_tabular_titanic_all.json.gz",
 )
 OURS = "skanchors (beam 1)"
 REPS = 4000
@@ -61,10 +62,10 @@ def masks(per_row, data, ours):
         for text in r["anchor"]:
             # skanchors prints its own bin edges to 6 significant digits: no snapping needed
             edges = None if ours else data["edges"]
-            conditions += tabular.parse_predicate(
+            conditions += _peers.parse_predicate(
                 text, data["feature_names"], data["categorical_names"], edges
             )
-        out.append(tabular.rule_mask(conditions, data["X_test"]))
+        out.append(_peers.rule_mask(conditions, data["X_test"]))
     return out
 
 
@@ -134,7 +135,7 @@ def intervals(ours, peer, reps=REPS, level=LEVEL, seed=0):
 
 
 def analyse(path):
-    report = json.loads(Path(path).read_text())
+    report = read_json(path)
     reference = report["settings"].get("reference", "train")
     lines = []
     for cell in report["results"]:
@@ -145,12 +146,12 @@ def analyse(path):
         if ours is None or not peers:
             continue
         peer = min(peers, key=lambda r: r["median_seconds"])
-        data = tabular.prepare(cell["data"], reference=reference)
+        data = _peers.prepare(cell["data"], reference=reference)
         # the models of tabular.py's run, refitted the same way
         model = (
-            RandomForestClassifier(n_estimators=100, random_state=tabular.SEED)
+            RandomForestClassifier(n_estimators=100, random_state=_peers.SEED)
             if cell["model"] == "rf"
-            else GradientBoostingClassifier(random_state=tabular.SEED)
+            else GradientBoostingClassifier(random_state=_peers.SEED)
         ).fit(data["X_model"], data["y_model"])
         test_pred = model.predict(data["X_test"])
         keys = sorted(
@@ -249,7 +250,7 @@ def main(argv=None):
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in out:
-        name = run["file"].replace("results_", "").replace(".json", "")
+        name = prefix_of(run["file"]).replace("results_", "")
         for c in run["cells"]:
             md.append(
                 f"| {name} | {c['cell']} | {c['peer']} | {c['difference']:+.3f} | "
@@ -258,7 +259,7 @@ def main(argv=None):
             )
     md.append("")
     Path(args.output + ".md").write_text("\n".join(md))
-    Path(args.output + ".json").write_text(json.dumps(out, indent=1))
+    write_json(args.output, out)
     print("\n".join(md))
 
 

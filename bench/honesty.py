@@ -32,7 +32,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
-import json  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -48,6 +47,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _common import write_json  # noqa: E402
 from revisions import describe, load_version  # noqa: E402
 
 from skanchors.datasets import load_movie_reviews  # noqa: E402
@@ -143,9 +143,7 @@ def main(argv=None):
     print(text)
     if args.output:
         Path(f"{args.output}.md").write_text(text)
-        Path(f"{args.output}.json").write_text(
-            json.dumps({"labels": labels, "results": results, "argv": sys.argv[1:]}, indent=1)
-        )
+        write_json(args.output, {"labels": labels, "results": results, "argv": sys.argv[1:]})
 
 
 def report(labels, results, args, started):

@@ -3,7 +3,7 @@
 Run with ``PYTHONPATH=. /work/peers/bin/python bench/lime_sampling.py [--n-rows N] [--output
 PREFIX]`` from the repository (the ``lime`` package is a peer: ``bench/setup_peers.sh``
 installs it; about 3 minutes on 2 cores). Writes ``bench/results_lime_sampling.md`` and
-``.json``.
+``.json.gz``.
 
 Part 1, fidelity to a model whose coefficients are known. A logistic regression (numeric
 columns standardised, categorical ones one-hot encoded) is fitted on 70 % of each data set
@@ -59,6 +59,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _common import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 0
@@ -570,11 +571,10 @@ def main():
         commit=git_commit(),
     )
     command = "PYTHONPATH=. /work/peers/bin/python bench/lime_sampling.py " + " ".join(sys.argv[1:])
-    with open(args.output + ".json", "w") as f:
-        json.dump(results, f, indent=1)
+    write_json(args.output, results)
     with open(args.output + ".md", "w") as f:
         f.write(markdown(results, command.strip()))
-    print(f"wrote {args.output}.md and .json ({results['wall_time']:.0f} s)")
+    print(f"wrote {args.output}.md and .json.gz ({results['wall_time']:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -15,18 +15,18 @@ all with k = 20, UNK perturbations, random_state 0, the same stop-word list and
 ``min_count=5``. Every top-20 is scored by AOPC@20 (eq. 7 of seed 001, deletion) on the
 explained documents, next to a random top-20 (drawn from the same eligible words) as the floor.
 The model is wrapped in a counter, so "rows predicted" includes every call (the ordering by
-confidence too). Writes ``bench/results_lime_vs_anchor.md`` and ``.json``.
+confidence too). Writes ``bench/results_lime_vs_anchor.md`` and ``.json.gz``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sys
 import time
 
 import numpy as np
+from _common import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 K = 20
@@ -205,8 +205,7 @@ def versions():
 
 
 def write(res, prefix):
-    with open(prefix + ".json", "w") as fh:
-        json.dump(res, fh, indent=1)
+    write_json(prefix, res)
     classes = list(res["rows"][0]["aopc"])
     lines = [
         "# Global terms from LIME vs anchors (`bench/lime_vs_anchor.py`)",
@@ -296,7 +295,7 @@ def main(argv=None):
     prefix = argv[1] if len(argv) > 1 else os.path.join(HERE, "results_lime_vs_anchor")
     res = run(n_docs)
     write(res, prefix)
-    print(f"\nwrote {prefix}.md and {prefix}.json")
+    print(f"\nwrote {prefix}.md and {prefix}.json.gz")
 
 
 if __name__ == "__main__":

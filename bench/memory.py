@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _common import write_json  # noqa: E402
 from revisions import describe, export_version  # noqa: E402
 
 CASES = ("text", "wide table", "a million rows")
@@ -137,37 +138,41 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("base", help="git revision to compare the working tree with")
     parser.add_argument("--output", default=str(HERE / "results_memory"))
+    parser.add_argument("--cases", default=",".join(CASES), help=f"some of {', '.join(CASES)}")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(*args.worker)
         return
-    folder = Path(tempfile.mkdtemp(prefix="skanchors-memory-"))
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    if set(cases) - set(CASES):
+        parser.error(f"unknown cases {sorted(set(cases) - set(CASES))}; choose from {CASES}")
     names = {"base": "skanchors_base", "new": "skanchors_new"}
-    export_version(args.base, folder, names["base"])
-    export_version(None, folder, names["new"])
     labels = {"base": describe(args.base), "new": describe(None)}
     results = []
-    for case in CASES:
-        out = {"case": case}
-        for which, name in names.items():
-            done = subprocess.run(
-                [sys.executable, __file__, args.base, "--worker", case, str(folder), name],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            out[which] = json.loads(done.stdout.strip().splitlines()[-1])
-            print(case, which, {k: v for k, v in out[which].items() if k != "anchors"})
-        out["same_anchors"] = out["base"]["anchors"] == out["new"]["anchors"]
-        results.append(out)
+    with tempfile.TemporaryDirectory(prefix="skanchors-memory-") as folder:
+        export_version(args.base, Path(folder), names["base"])
+        export_version(None, Path(folder), names["new"])
+        for case in cases:
+            out = {"case": case}
+            for which, name in names.items():
+                done = subprocess.run(
+                    [sys.executable, __file__, args.base, "--worker", case, folder, name],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                out[which] = json.loads(done.stdout.strip().splitlines()[-1])
+                print(case, which, {k: v for k, v in out[which].items() if k != "anchors"})
+            out["same_anchors"] = out["base"]["anchors"] == out["new"]["anchors"]
+            results.append(out)
     lines = [
         "# Memory of hard searches on wide inputs",
         "",
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs.",
         "",
-        f"Command: `python bench/memory.py {args.base}`",
+        f"Command: `python bench/memory.py {' '.join(sys.argv[1:])}`",
         "",
         f"Base: {labels['base']}; new: {labels['new']}. Each case and version in a fresh "
         "process; *added MB*: peak resident memory after `explain` minus the peak before it "
@@ -193,7 +198,7 @@ def main():
         )
     text = "\n".join(lines) + "\n"
     Path(args.output + ".md").write_text(text)
-    Path(args.output + ".json").write_text(json.dumps(results, indent=1) + "\n")
+    write_json(args.output, results)
     print(text)
 
 

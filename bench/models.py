@@ -28,12 +28,11 @@ guide's (one-hot encoded ``Sex``, ``Embarked``, imputed ``Age``, the rest passed
 one-hot encoded and the numbers passed through to ``HistGradientBoostingClassifier``, or
 scaled for a ``LogisticRegression`` (with ``OneHotEncoder``'s default sparse output, so that
 the ``ColumnTransformer`` returns a sparse matrix). Writes ``bench/results_models.md`` and
-``.json``.
+``.json.gz`` (``--output PREFIX``: ``PREFIX.md`` and ``PREFIX.json.gz``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sys
@@ -41,6 +40,7 @@ import time
 import warnings
 
 import numpy as np
+from _common import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 0
@@ -243,8 +243,14 @@ def report(results, settings):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
+    import argparse
+
     import sklearn
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default=os.path.join(HERE, "results_models"))
+    args = parser.parse_args(argv)
 
     warnings.filterwarnings("ignore")
     t0 = time.perf_counter()
@@ -265,9 +271,8 @@ def main():
         "cores": os.cpu_count(),
         "load average at end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
-    out = os.path.join(HERE, "results_models")
-    with open(out + ".json", "w") as f:
-        json.dump({"settings": settings, "results": results}, f, indent=1)
+    out = args.output
+    write_json(out, {"settings": settings, "results": results})
     with open(out + ".md", "w") as f:
         f.write(report(results, settings))
     return 0 if all(r["identical"] for r in results) else 1

@@ -39,7 +39,7 @@ Run it in the peers' virtualenv with this worktree first on the path::
         --config wide:beam_size=10,delta=0.05 --config ref:reference=train
 
 ``--rows 0`` means all 1,568 validation rows. The authors' code is run once per model and row
-and kept in ``bench/paper_protocol_authors_<model>.json`` (written every few rows, so an
+and kept in ``bench/paper_protocol_authors_<model>.json.gz`` (written every few rows, so an
 interrupted run resumes); later runs read it. skanchors configurations are given as
 ``name:key=value,...`` with ``AnchorExplainer`` keyword arguments plus ``reference=validation``
 (the explained rows, the authors' choice: default) or ``reference=train`` (the training rows).
@@ -68,6 +68,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from _common import read_json  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import ShuffleSplit  # noqa: E402
@@ -440,7 +441,7 @@ def run_authors_row(model_predict, pool, row, seed, X_test, pred_test):
 
 
 def authors_cache_path(model_name):
-    return HERE / f"paper_protocol_authors_{model_name}.json"
+    return HERE / f"paper_protocol_authors_{model_name}.json.gz"
 
 
 def run_authors(model_name, model, data, positions, log, run_missing=True, checkpoint_every=5):
@@ -463,7 +464,7 @@ def run_authors(model_name, model, data, positions, log, run_missing=True, check
     cache = {"model_fingerprint": key, "parameters": dict(AUTHORS, threshold=THRESHOLD)}
     cache["rows"] = {}
     if path.exists():
-        old = json.loads(path.read_text())
+        old = read_json(path)
         if old.get("model_fingerprint") == key and old.get("parameters") == cache["parameters"]:
             cache = old
         else:
@@ -502,8 +503,14 @@ def _rounded(obj, digits=5):
 
 
 def _write_json(path, obj):
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(obj, indent=None, separators=(",", ":")))
+    """``obj`` to ``path`` through a temporary file, so that an interrupted write keeps the
+    previous one; gzipped (as ``_common.write_json``) when ``path`` ends in ``.gz``."""
+    tmp = path.with_name(path.name + ".tmp")
+    text = json.dumps(obj, indent=None, separators=(",", ":"))
+    if path.name.endswith(".gz"):
+        tmp.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+    else:
+        tmp.write_text(text)
     tmp.replace(path)
 
 
@@ -806,7 +813,7 @@ def markdown(result):
         "seed, model and a hash of the skanchors source: see Versions) and read back here; "
         "without that cache, `--skanchors-cache` in place of `--cached-only` recomputes them "
         "(about an hour on the shared machine). The authors' code's rows are committed "
-        "(`bench/paper_protocol_authors_<model>.json`).",
+        "(`bench/paper_protocol_authors_<model>.json.gz`).",
         "",
         "*paper*: the authors' own result files (`results/adult-<model>.pickle` of "
         "marcotcr/anchor-experiments, all 1,568 rows; Table 2 prints these); other columns "

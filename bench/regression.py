@@ -51,6 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import sklearn  # noqa: E402
+from _common import read_json, write_json  # noqa: E402
 from sklearn.datasets import load_diabetes  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
     GradientBoostingRegressor,
@@ -259,12 +260,12 @@ def save(results, args, path, minutes):
         versions=versions,
         results=results,
     )
-    Path(f"{path}.json").write_text(json.dumps(run, indent=1) + "\n")
+    write_json(path, run)
 
 
 def render(path):
-    """``path``.md from ``path``.json."""
-    run = json.loads(Path(f"{path}.json").read_text())
+    """``path``.md from ``path``.json.gz."""
+    run = read_json(path)
     results = run["results"]
     lines = [
         "# Regression anchors: valid anchors and held-out precision",
@@ -335,7 +336,7 @@ def main():
     )
     parser.add_argument("--output", default=str(HERE / "results_regression"))
     parser.add_argument(
-        "--render-only", action="store_true", help="rewrite OUTPUT.md from OUTPUT.json"
+        "--render-only", action="store_true", help="rewrite OUTPUT.md from OUTPUT.json.gz"
     )
     args = parser.parse_args()
     if args.render_only:

@@ -39,7 +39,6 @@ import argparse  # noqa: E402
 import datetime  # noqa: E402
 import hashlib  # noqa: E402
 import importlib  # noqa: E402
-import json  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -56,7 +55,8 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-import tabular  # noqa: E402
+import _peers  # noqa: E402
+from _common import write_json  # noqa: E402
 
 SEED = 0
 
@@ -108,7 +108,7 @@ def prepare(name):
     if name not in ("wide", "balance"):
         # tabular.py's training split (with its default reference="train", the model's fit
         # and every explainer's reference data are the same rows)
-        data = tabular.prepare(name)
+        data = _peers.prepare(name)
         return {**data, "X_train": data["X_model"], "y_train": data["y_model"]}
     if name == "balance":
         # a million rows, 12 % of them positive, explained with balance=True
@@ -142,10 +142,10 @@ def explainer_params(data, beam_size, seed=SEED):
     """The benchmark's AnchorExplainer settings (as in ``tabular.py``)."""
     return dict(
         perturbation="replace",
-        threshold=tabular.THRESHOLD,
-        delta=tabular.DELTA,
-        epsilon=tabular.EPSILON,
-        batch_size=tabular.BATCH_SIZE,
+        threshold=_peers.THRESHOLD,
+        delta=_peers.DELTA,
+        epsilon=_peers.EPSILON,
+        batch_size=_peers.BATCH_SIZE,
         beam_size=beam_size,
         categorical_features=data["categorical"],
         random_state=seed,
@@ -356,14 +356,14 @@ def report(labels, results, args, started):
 
 
 def comparison_parser(description, cells):
-    """Arguments of a comparison of two revisions (this script and ``instructions.py``)."""
+    """Arguments of a comparison of two revisions."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("base", help="git revision to compare against")
     parser.add_argument("new", nargs="?", default=None, help="git revision (default: working tree)")
     parser.add_argument("--cells", default=cells)
     parser.add_argument("--n-rows", type=int, default=20)
     parser.add_argument("--beam-size", type=int, default=1)
-    parser.add_argument("--output", default=None, help="write PREFIX.md and PREFIX.json")
+    parser.add_argument("--output", default=None, help="write PREFIX.md and PREFIX.json.gz")
     return parser
 
 
@@ -397,9 +397,7 @@ def main(argv=None):
     print(text)
     if args.output:
         Path(f"{args.output}.md").write_text(text)
-        Path(f"{args.output}.json").write_text(
-            json.dumps({"labels": labels, "results": results, "argv": sys.argv[1:]}, indent=1)
-        )
+        write_json(args.output, {"labels": labels, "results": results, "argv": sys.argv[1:]})
 
 
 if __name__ == "__main__":

@@ -59,16 +59,9 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from tabular import (  # noqa: E402
-    CountingModel,
-    ExplainTimeout,
-    _alarm,
-    _FallbackDetector,
-    _fmt,
-    _json_default,
-    machine,
-)
-from tabular import versions as _tabular_versions  # noqa: E402
+from _common import fmt, json_default, machine, read_json, write_json  # noqa: E402
+from _common import versions as _tabular_versions  # noqa: E402
+from _peers import CountingModel, ExplainTimeout, _alarm, _FallbackDetector  # noqa: E402
 
 THRESHOLD = 0.95
 DELTA = 0.1
@@ -600,17 +593,17 @@ def table(results):
             r_ratio = r["rows_per_expl"] / sk["rows_per_expl"]
         lines.append(
             f"| {label(r)} | {r['docs_done']}/{r['docs_requested']} "
-            f"| {_fmt(r['median_seconds'])} | {_fmt(r['mean_seconds'])} "
-            f"| {_fmt(r['median_cpu_seconds'])} | {_fmt(r['mean_cpu_seconds'])} "
-            f"| {_fmt(r['model_seconds'])} | {_fmt(t_ratio, '.1f')} "
-            f"| {_fmt(r['calls_per_expl'], '.1f')} | {_fmt(r['rows_per_expl'], '.0f')} "
-            f"| {_fmt(r_ratio, '.2f')} | {_fmt(r['mean_length'], '.2f')} "
-            f"| {r['empty_anchors']} | {_fmt(r['valid_fraction'], '.2f')} "
-            f"| {_fmt(r['own_precision'], '.3f')} | {_fmt(r['fresh_precision'], '.3f')} "
+            f"| {fmt(r['median_seconds'])} | {fmt(r['mean_seconds'])} "
+            f"| {fmt(r['median_cpu_seconds'])} | {fmt(r['mean_cpu_seconds'])} "
+            f"| {fmt(r['model_seconds'])} | {fmt(t_ratio, '.1f')} "
+            f"| {fmt(r['calls_per_expl'], '.1f')} | {fmt(r['rows_per_expl'], '.0f')} "
+            f"| {fmt(r_ratio, '.2f')} | {fmt(r['mean_length'], '.2f')} "
+            f"| {r['empty_anchors']} | {fmt(r['valid_fraction'], '.2f')} "
+            f"| {fmt(r['own_precision'], '.3f')} | {fmt(r['fresh_precision'], '.3f')} "
             f"| {r['fresh_below_threshold']} / {r['fresh_below_090']} "
-            f"| {_fmt(r['heldout_precision'], '.3f')} "
-            f"| {_fmt(r['heldout_precision_nonempty'], '.3f')} "
-            f"| {_fmt(r['heldout_coverage'], '.4f')} |"
+            f"| {fmt(r['heldout_precision'], '.3f')} "
+            f"| {fmt(r['heldout_precision_nonempty'], '.3f')} "
+            f"| {fmt(r['heldout_coverage'], '.4f')} |"
         )
     return "\n".join(lines)
 
@@ -670,8 +663,8 @@ def target_lines(results):
             f"- By {name}: fastest peer {label(fastest)} {get(fastest):.3g} s, skanchors "
             f"UnkSampler {get(sk):.3g} s: **{speed:.1f}x**; fresh precision "
             f"{sk['fresh_precision']:.3f} vs {fastest['fresh_precision']:.3f} ({d_fresh:+.3f}), "
-            f"held-out precision {_fmt(sk['heldout_precision'], '.3f')} vs "
-            f"{_fmt(fastest['heldout_precision'], '.3f')} ({d_held:+.3f}). Target {verdict}"
+            f"held-out precision {fmt(sk['heldout_precision'], '.3f')} vs "
+            f"{fmt(fastest['heldout_precision'], '.3f')} ({d_held:+.3f}). Target {verdict}"
             + (f": {'; '.join(why)}" if why else "")
             + (f" ({'; '.join(ok)})" if ok and why else "")
             + "."
@@ -731,7 +724,7 @@ def _disagreement_lines(sk, peers):
             text += (
                 f"; where both are non-empty ({len(both)}), skanchors' words cover "
                 f"{cov[0]:.4f} of the held-out sentences vs {cov[1]:.4f}, with held-out "
-                f"precision {_fmt(prec[0], '.3f')} vs {_fmt(prec[1], '.3f')} and fresh "
+                f"precision {fmt(prec[0], '.3f')} vs {fmt(prec[1], '.3f')} and fresh "
                 f"precision {fr[0]:.3f} vs {fr[1]:.3f}"
             )
         out.append(text + ".")
@@ -769,7 +762,7 @@ def split_lines(results):
             sec = [d["seconds"] for d in r["per_doc"] if d["test_index"] in subset]
             row += [float(np.median(sec)), float(np.mean(sec))] if sec else [None, None]
         stats[label(r)] = row
-        lines.append(f"| {label(r)} | " + " | ".join(_fmt(v) for v in row) + " |")
+        lines.append(f"| {label(r)} | " + " | ".join(fmt(v) for v in row) + " |")
     return lines, stats
 
 
@@ -989,14 +982,14 @@ def mlm_table(results):
             continue
         lines.append(
             f"| {label(r)} | {r['docs_done']}/{r['docs_requested']} "
-            f"| {_fmt(r['fit_seconds'])} | {_fmt(r['median_seconds'])} "
-            f"| {_fmt(r['mean_seconds'])} | {_fmt(r.get('mean_cpu_seconds'))} "
-            f"| {_fmt(r['mean_seconds'] / unk['mean_seconds'] if unk else None, '.1f')} "
-            f"| {_fmt(r['model_seconds'])} | {_fmt(r.get('lm_seconds'))} "
-            f"| {_fmt(r.get('lm_forward_passes'), '.1f')} "
-            f"| {_fmt(r.get('lm_sequences'), '.0f')} | {_fmt(r['calls_per_expl'], '.1f')} "
-            f"| {_fmt(r['rows_per_expl'], '.0f')} | {_fmt(r['mean_length'], '.2f')} "
-            f"| {_fmt(r['valid_fraction'], '.2f')} | {_fmt(r['fresh_precision'], '.3f')} |"
+            f"| {fmt(r['fit_seconds'])} | {fmt(r['median_seconds'])} "
+            f"| {fmt(r['mean_seconds'])} | {fmt(r.get('mean_cpu_seconds'))} "
+            f"| {fmt(r['mean_seconds'] / unk['mean_seconds'] if unk else None, '.1f')} "
+            f"| {fmt(r['model_seconds'])} | {fmt(r.get('lm_seconds'))} "
+            f"| {fmt(r.get('lm_forward_passes'), '.1f')} "
+            f"| {fmt(r.get('lm_sequences'), '.0f')} | {fmt(r['calls_per_expl'], '.1f')} "
+            f"| {fmt(r['rows_per_expl'], '.0f')} | {fmt(r['mean_length'], '.2f')} "
+            f"| {fmt(r['valid_fraction'], '.2f')} | {fmt(r['fresh_precision'], '.3f')} |"
         )
     return "\n".join(lines)
 
@@ -1064,16 +1057,13 @@ def _md_mlm(mlm):
 
 def write_report(prefix, key, part):
     """Merge ``part`` into the JSON under ``key`` and re-render the whole markdown."""
-    json_path = Path(prefix).with_suffix(".json")
-    payload = {}
-    if json_path.exists():
-        try:
-            payload = json.loads(json_path.read_text())
-        except json.JSONDecodeError:
-            payload = {}
+    try:
+        payload = read_json(prefix)
+    except (FileNotFoundError, json.JSONDecodeError):
+        payload = {}
     if key is not None:
         payload[key] = part
-        json_path.write_text(json.dumps(payload, indent=1, default=_json_default))
+        write_json(prefix, payload, default=json_default)
     else:  # re-render only: summaries are recomputed from the stored per-sentence records
         for value in payload.values():
             for r in value["results"]:
@@ -1356,19 +1346,19 @@ def main(argv=None):
     parser.add_argument(
         "--output",
         default=None,
-        help="path prefix for .md/.json (default bench/results_text; none with --quick)",
+        help="path prefix for .md/.json.gz (default bench/results_text; none with --quick)",
     )
     parser.add_argument(
         "--no-wait", action="store_true", help="do not wait for other benchmarks to finish"
     )
     parser.add_argument(
-        "--render", action="store_true", help="only rebuild the .md from the .json, run nothing"
+        "--render", action="store_true", help="only rebuild the .md from the .json.gz, run nothing"
     )
     args = parser.parse_args(argv)
     if args.render:
         prefix = args.output or str(HERE / "results_text")
         write_report(prefix, None, None)
-        print(f"rebuilt {prefix}.md from {prefix}.json")
+        print(f"rebuilt {prefix}.md from {prefix}.json.gz")
         return 0
 
     only = [p.strip() for p in args.only.split(",") if p.strip()]
@@ -1407,7 +1397,7 @@ def main(argv=None):
         part["settings"]["elapsed_seconds"] = time.perf_counter() - t_start
         if output:
             write_report(output, "mlm", part)
-            print(f"\nwrote {output}.md and {output}.json (section 'mlm')")
+            print(f"\nwrote {output}.md and {output}.json.gz (section 'mlm')")
         return 0
 
     fresh = FreshPrecision(data["pipe"])
@@ -1439,7 +1429,7 @@ def main(argv=None):
         print("peer re-join check:", settings["peer_rejoin"])
     if output:
         write_report(output, "main", part)
-        print(f"\nwrote {output}.md and {output}.json (section 'main')")
+        print(f"\nwrote {output}.md and {output}.json.gz (section 'main')")
     print(f"\ntotal {settings['elapsed_seconds'] / 60:.1f} min")
     return 0
 

@@ -41,7 +41,6 @@ import hashlib  # noqa: E402
 import html  # noqa: E402
 import importlib.metadata  # noqa: E402
 import io  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import shlex  # noqa: E402
 import subprocess  # noqa: E402
@@ -61,8 +60,8 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from tabular import _fmt, _json_default, machine  # noqa: E402
-from tabular import versions as _tabular_versions  # noqa: E402
+from _common import fmt, json_default, machine, prefix_of, read_json, write_json  # noqa: E402  # noqa: E402
+from _common import versions as _tabular_versions  # noqa: E402
 
 SEED = 0
 THRESHOLD = 0.95  # the explainer's default
@@ -560,17 +559,17 @@ def render(cells, decision, meta):
     for c in cells:
         for s in SAMPLERS:
             m = c["summary"][s]
-            cross = " / ".join(_fmt(m["fresh_cross"][t], ".3f") for t in SAMPLERS)
+            cross = " / ".join(fmt(m["fresh_cross"][t], ".3f") for t in SAMPLERS)
             add(
                 f"| {cell_name(c['info'])} | {SAMPLER_LABELS[s]} | {m['n']} | "
-                f"{_fmt(m['valid'], '.2f')} | {m['empty']} | {_fmt(m['length'], '.2f')} | "
-                f"{_fmt(m['length_share'], '.2f')} | {m['whole_document']} | "
-                f"{_fmt(m['fresh_own'], '.3f')} | {_fmt(m['fresh_ok_share'], '.2f')} | {cross} | "
-                f"{_fmt(m['heldout_precision'], '.3f')} | {_fmt(m['heldout_coverage'], '.4f')} | "
-                f"{m['cover_none']}/{m['n_nonempty']} | {_fmt(m['prec_x_cov'], '.4f')} | "
-                f"{_fmt(m['leverage'], '.4f')} | {_fmt(m.get('lexicon_share'), '.2f')} | "
-                f"{_fmt(m.get('class_share'), '.2f')} | {_fmt(m['rows'], '.0f')} | "
-                f"{_fmt(m['seconds'], '.3g')} | {_fmt(m['seconds_median'], '.3g')} |"
+                f"{fmt(m['valid'], '.2f')} | {m['empty']} | {fmt(m['length'], '.2f')} | "
+                f"{fmt(m['length_share'], '.2f')} | {m['whole_document']} | "
+                f"{fmt(m['fresh_own'], '.3f')} | {fmt(m['fresh_ok_share'], '.2f')} | {cross} | "
+                f"{fmt(m['heldout_precision'], '.3f')} | {fmt(m['heldout_coverage'], '.4f')} | "
+                f"{m['cover_none']}/{m['n_nonempty']} | {fmt(m['prec_x_cov'], '.4f')} | "
+                f"{fmt(m['leverage'], '.4f')} | {fmt(m.get('lexicon_share'), '.2f')} | "
+                f"{fmt(m.get('class_share'), '.2f')} | {fmt(m['rows'], '.0f')} | "
+                f"{fmt(m['seconds'], '.3g')} | {fmt(m['seconds_median'], '.3g')} |"
             )
     add("")
     add(
@@ -657,13 +656,13 @@ def render_overall(cells, add):
         nonempty = sum(c["summary"][s]["n_nonempty"] for c in cells)
         empty = sum(c["summary"][s]["empty"] for c in cells)
         n = sum(c["summary"][s]["n"] for c in cells)
-        cross = " / ".join(_fmt(avg(cells, "fresh_cross", s, t), ".3f") for t in SAMPLERS)
+        cross = " / ".join(fmt(avg(cells, "fresh_cross", s, t), ".3f") for t in SAMPLERS)
         add(
             f"| {SAMPLER_LABELS[s]} | {avg(cells, 'length', s):.2f} | {empty}/{n} | "
             f"{avg(vader, 'length', s):.2f} | {none}/{nonempty} | "
             f"{avg(cells, 'heldout_precision', s):.3f} | {avg(cells, 'heldout_coverage', s):.4f} | "
-            f"{avg(cells, 'leverage', s):.4f} | {_fmt(avg(vader, 'class_share', s), '.2f')} | "
-            f"{_fmt(avg(tfidf, 'class_share', s), '.2f')} | {cross} | "
+            f"{avg(cells, 'leverage', s):.4f} | {fmt(avg(vader, 'class_share', s), '.2f')} | "
+            f"{fmt(avg(tfidf, 'class_share', s), '.2f')} | {cross} | "
             f"{avg(cells, 'rows', s):.0f} | {avg(cells, 'seconds', s):.3f} |"
         )
     add("")
@@ -737,15 +736,15 @@ def main(argv=None):
     p.add_argument("--cells", default=None, help="comma-separated indices into CELLS")
     p.add_argument("--vader-sdist", default=None, help=f"path of {VADER_SDIST}")
     p.add_argument("--output", default=None, help="prefix (default bench/results_text_default)")
-    p.add_argument("--render", default=None, help="rewrite the .md of this .json, no run")
+    p.add_argument("--render", default=None, help="rewrite the .md of this .json.gz, no run")
     args = p.parse_args(argv)
     if args.setup:
         setup(args)
         return
     if args.render:
-        saved = json.loads(Path(args.render).read_text())
+        saved = read_json(args.render)
         report = render(saved["cells"], saved["decision"], saved["meta"])
-        Path(args.render).with_suffix(".md").write_text(report)
+        Path(prefix_of(args.render) + ".md").write_text(report)
         print(report)
         return
     if args.n_docs is None:
@@ -778,14 +777,10 @@ def main(argv=None):
     print(report)
     if output:
         Path(output + ".md").write_text(report)
-        Path(output + ".json").write_text(
-            json.dumps(
-                {"meta": meta, "decision": decision, "cells": cells},
-                indent=1,
-                default=_json_default,
-            )
+        write_json(
+            output, {"meta": meta, "decision": decision, "cells": cells}, default=json_default
         )
-        print(f"wrote {output}.md and .json", file=sys.stderr)
+        print(f"wrote {output}.md and .json.gz", file=sys.stderr)
 
 
 if __name__ == "__main__":
