@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from ._validation import check_params
 from .samplers.tabular import TabularSampler
 
 __all__ = [
@@ -48,7 +49,14 @@ class ExplainsFittedModel:
     them would change neither its predictions nor the explanation, and would modify the
     user's model, which clones share. ``get_params(deep=True)`` leaves them out, and setting
     one (``estimator__C``, say, in a grid search) is refused with the reason.
+
+    Their parameters are validated in ``fit`` and again by every method that uses them
+    (``explain``, ``score``, ``partial_fit``, ...), so that one set after ``fit`` is checked
+    too (:func:`skanchors._validation.check_params`); a model given as a class is refused.
     """
+
+    def _validate_params(self):
+        check_params(self)
 
     def get_params(self, deep=True):
         params = super().get_params(deep=deep)

@@ -614,6 +614,7 @@ class AnchorExplainer(BaseExplainer):
         anchors : list of Anchor
         """
         check_is_fitted(self, "sampler_")
+        self._validate_params()  # (set_params may have changed them since fit)
         self._current_model()
         rows = self.sampler_.split(X)
         targets, call_seconds = self._targets(X, rows, y)
@@ -823,6 +824,7 @@ class AnchorExplainer(BaseExplainer):
     def _anchor_instance(self, anchor):
         """The instance sampler of the anchor's row and the anchor's predicate indices."""
         check_is_fitted(self, "sampler_")
+        self._validate_params()
         if not isinstance(anchor, Anchor):
             raise TypeError(
                 f"anchor must be an Anchor returned by explain(), got {type(anchor).__name__}."
@@ -909,6 +911,7 @@ class AnchorExplainer(BaseExplainer):
         score : float in [0, 1]
         """
         check_is_fitted(self, "sampler_")
+        self._validate_params()
         model_input = self.sampler_.to_model_input(X)
         candidates = np.arange(len(model_input))
         if getattr(self.sampler_, "vocabulary_", None) is not None:

@@ -645,7 +645,8 @@ class LimeExplainer(BaseExplainer):
         explanations : list of LimeExplanation
         """
         check_is_fitted(self, "sampler_")
-        self._check_sampling()  # (set_params may have changed it since fit)
+        self._validate_params()  # (set_params may have changed them since fit)
+        self._check_sampling()
         self._current_model()
         rows = self.sampler_.split(X)
         targets = self._targets(len(rows), y)

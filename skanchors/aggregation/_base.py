@@ -154,6 +154,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         -------
         self
         """
+        self._validate_params()  # (fitted: _fit_context does not, and set_params may have)
         docs = self._check_X(X)
         if getattr(self, "_state", None) is None:
             self._setup(docs)
@@ -197,6 +198,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
             Columns are :meth:`get_feature_names_out`.
         """
         names = self.get_feature_names_out()
+        self._validate_params()
         docs = check_documents(X, "X", allow_wordless=True)
         col = {w: j for j, w in enumerate(names.tolist())}
         out = np.zeros((len(docs), len(names)), dtype=np.int64)
@@ -227,6 +229,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         from ..metrics import aopc_k
 
         check_is_fitted(self, "top_terms_")
+        self._validate_params()
         self._check_model("score")
         docs = check_documents(X, "X", allow_wordless=True)
         return aopc_k(
@@ -267,6 +270,8 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         sampler = _default_sampler() if self.sampler is None else self.sampler
         if not hasattr(sampler, "vocabulary_"):
             sampler = clone(sampler).fit(docs)
+        elif hasattr(sampler, "_validate_params"):
+            sampler._validate_params()  # fitted, and used as it is
         self.sampler_ = sampler
         if self.model_.classes_ is None:
             probe = next((d for d in docs if d), "x")

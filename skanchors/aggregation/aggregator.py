@@ -139,6 +139,7 @@ from .._bandit import kl_lower_bound, kl_upper_bound
 from .._base import n_workers, row_seed
 from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
+from .._validation import check_param
 from ..samplers.text import TextInstance, tokenize
 from ._base import BaseGlobalAggregator
 from ._filtering import exact_worth_testing, optimistic_worth_testing
@@ -453,6 +454,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         scores : pandas.DataFrame
         """
         check_is_fitted(self, "classes_")
+        self._check_arguments(alpha)
         name = self.aggregation if aggregation is None else aggregation
         return self._frame(self._scores(name, alpha))
 
@@ -465,8 +467,15 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             ``{class: [(word, score), ...]}``, best first.
         """
         check_is_fitted(self, "classes_")
+        self._check_arguments(alpha)
         name = self.aggregation if aggregation is None else aggregation
         return self._top(self._scores(name, alpha), name, self.k if k is None else k)
+
+    def _check_arguments(self, alpha):
+        """The parameters, and an ``alpha`` given to a method, as ``fit`` checks them."""
+        self._validate_params()
+        if alpha is not None:
+            check_param("alpha", alpha, self._parameter_constraints["alpha"], type(self).__name__)
 
     # ---------------------------------------------------------------- set-up
     def _check_X(self, X):

@@ -18,7 +18,8 @@ import threading
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
@@ -154,6 +155,16 @@ class TabularSampler(BaseEstimator):
     ['age <= 24.0', 'age <= 49.0', 'age <= 74.0', 'sex = f']
     """
 
+    _parameter_constraints: dict = {
+        "discretizer": [
+            StrOptions({"quartile", "decile", "tree"}),
+            HasMethods(["fit", "transform"]),
+        ],
+        "categorical_features": [StrOptions({"auto"}), "array-like"],
+        "perturbation": [StrOptions(set(_PERTURBATIONS))],
+        "bounds": [StrOptions(set(_BOUNDS))],
+    }
+
     def __init__(
         self,
         *,
@@ -168,6 +179,7 @@ class TabularSampler(BaseEstimator):
         self.bounds = bounds
 
     # ------------------------------------------------------------------ fitting
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Learn the reference distribution from raw data.
 
@@ -186,12 +198,6 @@ class TabularSampler(BaseEstimator):
         -------
         self
         """
-        if not (isinstance(self.perturbation, str) and self.perturbation in _PERTURBATIONS):
-            raise ValueError(
-                f"perturbation must be one of {list(_PERTURBATIONS)}, got {self.perturbation!r}."
-            )
-        if not (isinstance(self.bounds, str) and self.bounds in _BOUNDS):
-            raise ValueError(f"bounds must be one of {list(_BOUNDS)}, got {self.bounds!r}.")
         frame = self._as_frame(X, reset=True)
         _refuse_dates(frame)
         _refuse_bools_among_numbers(frame)
@@ -707,6 +713,7 @@ class TabularSampler(BaseEstimator):
         "auto").
         """
         check_is_fitted(self, "n_reference_")
+        self._validate_params()  # (set_params may have changed them since fit)
         if perturbation is None:
             perturbation = "reference" if self.perturbation == "auto" else self.perturbation
         if perturbation not in ("replace", "reference"):

@@ -277,6 +277,7 @@ class _TextSampler(BaseEstimator):
     def instance(self, document):
         """The instance sampler of one document (a str, or a collection of exactly one)."""
         check_is_fitted(self, "vocabulary_")
+        self._validate_params()  # (set_params may have changed them since fit)
         if not isinstance(document, str):
             docs = check_documents(document, "document")
             if len(docs) != 1:
