@@ -30,7 +30,8 @@ from ._batching import CallAccounts, _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
 from ._refit import reads_other_columns, refit_error
-from ._search import _arm_kernel, beam_search, estimate
+from ._search import _MAX_VALIDATION_SAMPLES, _arm_kernel, beam_search, estimate
+from ._validation import check_memory
 from .discretizers import EdgesDiscretizer, TreeDiscretizer, bin_spread
 from .models import RegressionModel, as_probability_model, split_thresholds
 
@@ -90,7 +91,8 @@ class AnchorExplainer(BaseExplainer):
         Maximum number of predicates; ``None`` means no limit. Set it on wide tables, where
         a row near the decision boundary may otherwise grow a rule of a hundred conditions.
     batch_size : int >= 1, default=100
-        Perturbations drawn per candidate and bandit step.
+        Perturbations drawn per candidate and bandit step. A step draws at most 100,000 per
+        candidate, the most any rule is validated on: a larger value draws that many.
     discretizer : {"auto", "quartile", "decile", "tree"} or transformer, default="auto"
         Binning of numeric features into bins whose edges make the predicates (see
         ``bounds``); see :mod:`skanchors.discretizers`. ``"quartile"`` and ``"decile"``:
@@ -639,7 +641,8 @@ class AnchorExplainer(BaseExplainer):
             epsilon=self.epsilon,
             beam_size=self._beam_size(),
             max_anchor_size=self.max_anchor_size,
-            batch_size=self.batch_size,
+            # (a step draws no more than a rule is ever validated on: 10**9 would not fit)
+            batch_size=min(int(self.batch_size), _MAX_VALIDATION_SAMPLES),
             bandit=make_bandit(self.bandit),
         )
         if self._cache.max_size != self.cache_size:  # set_params after fit
@@ -797,6 +800,8 @@ class AnchorExplainer(BaseExplainer):
         instance, ids = self._anchor_instance(anchor)
         if not isinstance(n_samples, Integral) or isinstance(n_samples, bool) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
+        width = max(getattr(self, "n_features_in_", 1), instance.n_predicates)
+        check_memory("n_samples", n_samples, 4 * n_samples * width, "the perturbations")
         keys = instance.sample(ids, int(n_samples), _generator(random_state))[0]
         return instance.decode(keys)
 

@@ -63,6 +63,7 @@ from ._explanation import (
     plain_text,
 )
 from ._refit import reads_other_columns, refit_error
+from ._validation import check_memory
 from .discretizers import format_value
 from .models import as_probability_model
 from .samplers.independent import sample_independent
@@ -891,6 +892,9 @@ def _explain_one(sampler, model, row, target, seed, params):
     instance = sampler.instance(row)
     rng = np.random.default_rng(seed)
     n = params["n_samples"]
+    # (a lower bound: the Z matrix, the holds and the keys of every perturbation)
+    width = max(instance.n_predicates, len(getattr(instance, "_values", ())), 1)
+    check_memory("n_samples", n, 13 * n * width, "one explanation's perturbations")
     if params["independent"]:
         keys, holds = sample_independent(instance, n, rng)
     else:  # documents (words masked independently) or sampling="joint"
