@@ -24,6 +24,7 @@ from numbers import Integral
 import numpy as np
 
 from ._explanation import Anchor
+from ._validation import check_model
 from .lime import LimeExplanation
 
 __all__ = ["SubmodularPick", "pick"]
@@ -327,6 +328,7 @@ def _predictions(model, X, anchors):
     (those with a ``tolerance``), predicted classes otherwise: ``(values, is_regression)``."""
     from .models import RegressionModel, as_probability_model
 
+    check_model(model, "model", "pick")
     regression = {a.tolerance is not None for a in anchors}
     if len(regression) > 1:
         raise ValueError("explanations mix regression and classification anchors.")

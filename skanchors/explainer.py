@@ -31,7 +31,7 @@ from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
 from ._refit import reads_other_columns, refit_error
 from ._search import _MAX_VALIDATION_SAMPLES, _arm_kernel, beam_search, estimate
-from ._validation import check_memory
+from ._validation import check_memory, check_model
 from .discretizers import EdgesDiscretizer, TreeDiscretizer, bin_spread
 from .models import RegressionModel, as_probability_model, split_thresholds
 
@@ -361,6 +361,7 @@ class AnchorExplainer(BaseExplainer):
         self
         """
         _check_reference_data(X)
+        check_model(self.estimator, "estimator", type(self).__name__)
         regression = self.mode == "regression" or (
             self.mode == "auto" and _is_regressor(self.estimator)
         )

@@ -31,6 +31,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import N_JOBS, ExplainsFittedModel, outside_stacklevel
+from .._validation import check_model
 from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
 
@@ -265,6 +266,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         """Model, sampler, classes and an empty state; the subclass adds its own."""
         from ..samplers.text import _default_sampler
 
+        check_model(self.estimator, "estimator", type(self).__name__)
         self._stops = self._stop_set()
         self.model_ = as_probability_model(self.estimator)
         sampler = _default_sampler() if self.sampler is None else self.sampler
