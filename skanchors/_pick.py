@@ -253,6 +253,14 @@ def pick(explanations, X=None, k=5, *, model=None):
     """
     if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}.")
+    if isinstance(explanations, (Anchor, LimeExplanation, str)) or not hasattr(
+        explanations, "__iter__"
+    ):
+        what = type(explanations).__name__
+        raise TypeError(
+            "explanations must be a list of Anchor or LimeExplanation objects (what explain "
+            f"returns), got {'an' if what[0] in 'AEIOU' else 'a'} {what}; for one, pass [it]."
+        )
     explanations = list(explanations)
     if not explanations:
         raise ValueError("explanations is empty: there is nothing to pick from.")

@@ -908,7 +908,7 @@ class AnchorExplainer(BaseExplainer):
         Parameters
         ----------
         X : DataFrame or array-like
-            Held-out rows.
+            Held-out rows, at least 2 (each anchor is checked on the others).
         y : None
             Ignored (the model's predictions are what the anchors explain).
 
@@ -927,6 +927,11 @@ class AnchorExplainer(BaseExplainer):
             candidates = np.array([i for i in candidates if tokenize(model_input[i])], dtype=int)
         if len(candidates) == 0:
             raise ValueError("X has no rows or documents that can be explained.")
+        if len(model_input) < 2:
+            raise ValueError(
+                "score needs at least 2 rows or documents in X: each anchor is checked on the "
+                f"other rows; got {len(model_input)}."
+            )
         chosen = candidates
         if self.score_rows is not None and len(candidates) > self.score_rows:
             rng = check_random_state(self.random_state)

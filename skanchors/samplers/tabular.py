@@ -200,6 +200,7 @@ class TabularSampler(BaseEstimator):
         """
         frame = self._as_frame(X, reset=True)
         _refuse_dates(frame)
+        _refuse_complex(frame)
         _refuse_bools_among_numbers(frame)
         n = len(frame)
         if n < 2:
@@ -223,7 +224,11 @@ class TabularSampler(BaseEstimator):
         codes = np.empty((n, frame.shape[1]), dtype=np.int32)
         for j, name in enumerate(frame.columns):
             col = frame[name]
-            code, uniques = pd.factorize(col, use_na_sentinel=True)
+            try:
+                code, uniques = pd.factorize(col, use_na_sentinel=True)
+            except TypeError:  # unhashable cells: say which
+                _refuse_unhashable(frame.iloc[:, [j]])
+                raise
             code = code.astype(np.int32)
             code[code < 0] = len(uniques)
             _, first = np.unique(code, return_index=True)
@@ -607,6 +612,13 @@ class TabularSampler(BaseEstimator):
         return frame
 
     def _check_array(self, X, reset):
+        if reset and isinstance(X, (list, tuple, np.ndarray)) and np.ndim(X) == 1:
+            if any(isinstance(v, (str, bytes)) for v in X):
+                raise ValueError(
+                    "X holds documents (a 1-d collection of str), but TabularSampler samples "
+                    "the rows of a table; for documents use a text sampler (UnkSampler, "
+                    "CorpusSampler or MaskedLMSampler)."
+                )
         if (
             not reset
             and type(X) is np.ndarray
@@ -684,6 +696,7 @@ class TabularSampler(BaseEstimator):
             raise ValueError("X has no rows to explain.")
         if self._frame_input:
             self._check_numbers(rows)
+            _refuse_unhashable(rows)
             return [rows.iloc[[i]] for i in range(len(rows))]
         return [rows[i : i + 1] for i in range(len(rows))]
 
@@ -692,7 +705,16 @@ class TabularSampler(BaseEstimator):
         ``frame``: numbers stored as text are fine, other text is refused by name."""
         for j in np.flatnonzero(~self.categorical_):
             column = frame.iloc[:, j]
+            if pd.api.types.is_complex_dtype(column.dtype):
+                _refuse_complex(frame.iloc[:, [j]])
             if pd.api.types.is_numeric_dtype(column.dtype):
+                values = column.to_numpy(dtype=float, na_value=np.nan)
+                if np.isinf(values).any():
+                    raise ValueError(
+                        f"X column {frame.columns[j]!r} holds infinite values; the numbers of "
+                        "the rows to explain must be finite, as the reference data's (missing "
+                        "values, NaN, are allowed)."
+                    )
                 continue
             bad = pd.to_numeric(column, errors="coerce").isna() & column.notna()
             if bad.any():
@@ -1723,6 +1745,41 @@ def _refuse_bools_among_numbers(frame):
                 f"X column {name!r} holds both {clash[0]!r} and the number {int(clash[0])}, which "
                 "are equal in Python (True == 1), so they cannot be told apart as categories; "
                 "make the column one type (e.g. .astype(str))."
+            )
+
+
+def _refuse_unhashable(frame):
+    """Cells must be values a category can be (numbers, strings, ...): a list or a dict in a
+    column is refused by the column's name."""
+    for name in frame.columns:
+        column = frame[name]
+        if not pd.api.types.is_object_dtype(column.dtype):
+            continue
+        for value in column.tolist():
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(
+                    f"X column {name!r} holds {type(value).__name__} values such as "
+                    f"{value!r:.60}, which are not hashable: a cell must hold one number, "
+                    "string or other hashable value. Turn the column into such values (e.g. "
+                    ".astype(str), or one column per element) or drop it."
+                ) from None
+
+
+def _refuse_complex(frame):
+    """Complex numbers have no order to bin them by, and float() would drop their imaginary
+    part without a word."""
+    for name, dtype in frame.dtypes.items():
+        complex_ = pd.api.types.is_complex_dtype(dtype) or (
+            pd.api.types.is_object_dtype(dtype)
+            and pd.api.types.infer_dtype(frame[name], skipna=True).startswith("complex")
+        )
+        if complex_:
+            raise ValueError(
+                f"X column {name!r} holds complex numbers; anchors need real numbers or "
+                "categories. Split it into its real and imaginary parts (or its modulus), or "
+                "make it strings for categories."
             )
 
 
