@@ -143,7 +143,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         """Explain and aggregate one more collection of documents (anytime).
 
         ``X`` is ordered (``order``) and processed in batches of ``batch_size``; the filters
-        that count words know only the documents seen so far and ``X``.
+        that count words know only the documents seen so far and ``X``. The parameters are
+        checked again (``set_params`` may have changed them since the first call) and
+        apply to this call's documents.
 
         Parameters
         ----------
