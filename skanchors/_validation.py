@@ -10,8 +10,9 @@ parameter is used: ``explain``, ``transform``, ``score``, ``partial_fit``, a sam
 The other checks here turn what a careless user can pass into errors that name the argument:
 a model given as a class or unfitted (:func:`check_model`), a model's output that is not an
 array of numbers (:func:`model_output`), probabilities outside [0, 1]
-(:func:`check_probabilities`), and a request for more memory than the machine has
-(:func:`check_memory`).
+(:func:`check_probabilities`), a request for more memory than the machine has
+(:func:`check_memory`), and table columns whose cells cannot be categories or numbers
+(:func:`refuse_unhashable`, :func:`refuse_complex`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import warnings
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 from sklearn import get_config
 from sklearn.exceptions import NotFittedError
@@ -33,6 +35,8 @@ __all__ = [
     "check_params",
     "check_probabilities",
     "model_output",
+    "refuse_complex",
+    "refuse_unhashable",
 ]
 
 
@@ -198,3 +202,38 @@ def check_memory(name, value, n_bytes, what):
             f"{name}={value!r} needs at least {_size(n_bytes)} of memory for {what}, and "
             f"{_size(available)} are available; lower {name}."
         )
+
+
+def refuse_unhashable(frame):
+    """Refuse a DataFrame column holding lists, dicts or other unhashable cells, by name: a
+    table's cells must be values a category can be (pandas said "unhashable type: 'list'")."""
+    for name in frame.columns:
+        column = frame[name]
+        if not pd.api.types.is_object_dtype(column.dtype):
+            continue
+        for value in column.tolist():
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(
+                    f"X column {name!r} holds {type(value).__name__} values such as "
+                    f"{value!r:.60}, which are not hashable: a cell must hold one number, "
+                    "string or other hashable value. Turn the column into such values (e.g. "
+                    ".astype(str), or one column per element) or drop it."
+                ) from None
+
+
+def refuse_complex(frame):
+    """Refuse a DataFrame column of complex numbers, by name: they have no order to bin them
+    by, and float() would drop their imaginary part without a word."""
+    for name, dtype in frame.dtypes.items():
+        complex_ = pd.api.types.is_complex_dtype(dtype) or (
+            pd.api.types.is_object_dtype(dtype)
+            and pd.api.types.infer_dtype(frame[name], skipna=True).startswith("complex")
+        )
+        if complex_:
+            raise ValueError(
+                f"X column {name!r} holds complex numbers; anchors need real numbers or "
+                "categories. Split it into its real and imaginary parts (or its modulus), or "
+                "make it strings for categories."
+            )

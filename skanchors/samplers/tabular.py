@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
 from .._explanation import Predicate
 from .._numba import compiled
+from .._validation import refuse_complex, refuse_unhashable
 from ..discretizers import (
     EdgesDiscretizer,
     _BaseDiscretizer,
@@ -200,7 +201,7 @@ class TabularSampler(BaseEstimator):
         """
         frame = self._as_frame(X, reset=True)
         _refuse_dates(frame)
-        _refuse_complex(frame)
+        refuse_complex(frame)
         _refuse_bools_among_numbers(frame)
         n = len(frame)
         if n < 2:
@@ -227,7 +228,7 @@ class TabularSampler(BaseEstimator):
             try:
                 code, uniques = pd.factorize(col, use_na_sentinel=True)
             except TypeError:  # unhashable cells: say which
-                _refuse_unhashable(frame.iloc[:, [j]])
+                refuse_unhashable(frame.iloc[:, [j]])
                 raise
             code = code.astype(np.int32)
             code[code < 0] = len(uniques)
@@ -696,7 +697,7 @@ class TabularSampler(BaseEstimator):
             raise ValueError("X has no rows to explain.")
         if self._frame_input:
             self._check_numbers(rows)
-            _refuse_unhashable(rows)
+            refuse_unhashable(rows)
             return [rows.iloc[[i]] for i in range(len(rows))]
         return [rows[i : i + 1] for i in range(len(rows))]
 
@@ -706,7 +707,7 @@ class TabularSampler(BaseEstimator):
         for j in np.flatnonzero(~self.categorical_):
             column = frame.iloc[:, j]
             if pd.api.types.is_complex_dtype(column.dtype):
-                _refuse_complex(frame.iloc[:, [j]])
+                refuse_complex(frame.iloc[:, [j]])
             if pd.api.types.is_numeric_dtype(column.dtype):
                 values = column.to_numpy(dtype=float, na_value=np.nan)
                 if np.isinf(values).any():
@@ -1745,41 +1746,6 @@ def _refuse_bools_among_numbers(frame):
                 f"X column {name!r} holds both {clash[0]!r} and the number {int(clash[0])}, which "
                 "are equal in Python (True == 1), so they cannot be told apart as categories; "
                 "make the column one type (e.g. .astype(str))."
-            )
-
-
-def _refuse_unhashable(frame):
-    """Cells must be values a category can be (numbers, strings, ...): a list or a dict in a
-    column is refused by the column's name."""
-    for name in frame.columns:
-        column = frame[name]
-        if not pd.api.types.is_object_dtype(column.dtype):
-            continue
-        for value in column.tolist():
-            try:
-                hash(value)
-            except TypeError:
-                raise ValueError(
-                    f"X column {name!r} holds {type(value).__name__} values such as "
-                    f"{value!r:.60}, which are not hashable: a cell must hold one number, "
-                    "string or other hashable value. Turn the column into such values (e.g. "
-                    ".astype(str), or one column per element) or drop it."
-                ) from None
-
-
-def _refuse_complex(frame):
-    """Complex numbers have no order to bin them by, and float() would drop their imaginary
-    part without a word."""
-    for name, dtype in frame.dtypes.items():
-        complex_ = pd.api.types.is_complex_dtype(dtype) or (
-            pd.api.types.is_object_dtype(dtype)
-            and pd.api.types.infer_dtype(frame[name], skipna=True).startswith("complex")
-        )
-        if complex_:
-            raise ValueError(
-                f"X column {name!r} holds complex numbers; anchors need real numbers or "
-                "categories. Split it into its real and imaginary parts (or its modulus), or "
-                "make it strings for categories."
             )
 
 
