@@ -75,19 +75,20 @@ class Model:
     """A classifier of tables or documents that counts its calls.
 
     Tables: class 1 exactly when column ``a`` (the first column of an array) exceeds 0.5.
-    Documents: class 1 exactly when the word "good" occurs. ``budget``: calls left (None:
-    any number); a call past it raises :class:`_Runaway`.
+    Documents: class 1 exactly when the word "good" occurs. ``positive``: another rule.
+    ``budget``: calls left (None: any number); a call past it raises :class:`_Runaway`.
     """
 
-    def __init__(self, budget=None):
+    def __init__(self, budget=None, positive=None):
         self.budget = budget
+        self.positive = positive
         self.calls = 0
 
     def __call__(self, X):
         if self.budget is not None and self.calls >= self.budget:
             raise _Runaway("the model was called after a bad parameter was set")
         self.calls += 1
-        return _proba(_positive(X))
+        return _proba((self.positive or _positive)(X))
 
 
 def _positive(X):
@@ -231,6 +232,21 @@ def _anchor_param_case(key, name, value):
 
 for _key, (_name, _value) in _ANCHOR_BAD.items():
     _anchor_param_case(_key, _name, _value)
+
+
+def _near_the_threshold(X):
+    """Class 1 when a > 0.5, except where b > 0.93: rules whose precision is near 0.95."""
+    return (X["a"].to_numpy() > 0.5) ^ (X["b"].to_numpy() > 0.93)
+
+
+@case(ValueError, _param("batch_size", "AnchorExplainer"))
+def case_anchor_explain_batch_size_0_near_the_threshold():
+    # (before: the search drew 0 samples per step, for ever, on rows of precision near 0.95)
+    model = Model(positive=_near_the_threshold)
+    explainer = AnchorExplainer(model, random_state=0, perturbation="replace").fit(_table())
+    explainer.set_params(batch_size=0)
+    model.budget = model.calls
+    explainer.explain(_table().iloc[:3])
 
 
 @case(ValueError, _param("batch_size", "AnchorExplainer"))
