@@ -244,9 +244,9 @@ def _check_reference_data(X):
             "X must be a collection of rows or documents; got a single string. Wrap it "
             "in a list: fit([document])."
         )
-    sized = any(hasattr(X, name) for name in ("__len__", "shape", "__array__"))
     if sparse.issparse(X):
         return  # (the table path says that sparse input is not supported)
+    sized = any(hasattr(X, name) for name in ("__len__", "shape", "__array__"))
     if X is None or isinstance(X, (dict, bytes, Number)) or not sized:
         hint = ""
         if isinstance(X, dict):
