@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -53,10 +54,31 @@ def check_params(estimator):
     constraints = getattr(estimator, "_parameter_constraints", None)
     if constraints is None:
         return
+    names = tuple(constraints)
+    values = tuple(getattr(estimator, name, None) for name in names)
+    checked = _CHECKED.get(estimator)
+    if checked is not None and checked[0] == names and _unchanged(checked[1], values):
+        return  # (a search of one row takes milliseconds; the full check, 0.1 ms)
     owner = type(estimator).__name__
     if "estimator" in constraints:
         refuse_class(getattr(estimator, "estimator", None), f"The 'estimator' parameter of {owner}")
-    validate_parameter_constraints(constraints, estimator.get_params(deep=False), caller_name=owner)
+    validate_parameter_constraints(constraints, dict(zip(names, values)), caller_name=owner)
+    _CHECKED[estimator] = (names, values)
+
+
+# The parameters each estimator was last found valid with (not pickled, not cloned).
+_CHECKED = weakref.WeakKeyDictionary()
+# Values compared by value; any other object by identity. The constraints check no more of
+# an object than its type and methods (HasMethods, "array-like", callable), which changing it
+# in place does not change; the values are kept, so an identity is never reused meanwhile.
+_PLAIN = (bool, int, float, str, bytes, type(None), np.generic)
+
+
+def _unchanged(before, now):
+    return all(
+        a is b or (type(a) is type(b) and isinstance(a, _PLAIN) and bool(a == b))
+        for a, b in zip(before, now)
+    )
 
 
 def check_param(name, value, constraints, owner):
@@ -192,10 +214,15 @@ def _size(n_bytes):
         n_bytes /= 1024
 
 
+_SMALL = 256 << 20
+
+
 def check_memory(name, value, n_bytes, what):
     """Refuse ``name=value`` when it needs ``n_bytes`` (a lower bound) for ``what`` and the
     machine has less memory available: a clear error instead of a MemoryError or the
     operating system killing the process."""
+    if n_bytes < _SMALL:
+        return  # (not worth reading the system's figures for)
     available = available_memory()
     if available is not None and n_bytes > available:
         raise ValueError(
@@ -204,13 +231,22 @@ def check_memory(name, value, n_bytes, what):
         )
 
 
+# What pandas.api.types.infer_dtype says of columns whose values are all hashable.
+_HASHABLE_KINDS = frozenset(
+    ("string", "bytes", "integer", "floating", "mixed-integer-float", "boolean", "decimal",
+     "empty")
+)  # fmt: skip
+
+
 def refuse_unhashable(frame):
     """Refuse a DataFrame column holding lists, dicts or other unhashable cells, by name: a
     table's cells must be values a category can be (pandas said "unhashable type: 'list'")."""
-    for name in frame.columns:
-        column = frame[name]
-        if not pd.api.types.is_object_dtype(column.dtype):
+    for j, dtype in enumerate(frame.dtypes.tolist()):
+        if not pd.api.types.is_object_dtype(dtype):
             continue
+        column, name = frame.iloc[:, j], frame.columns[j]
+        if pd.api.types.infer_dtype(column, skipna=True) in _HASHABLE_KINDS:
+            continue  # (decided in C: the common case)
         for value in column.tolist():
             try:
                 hash(value)

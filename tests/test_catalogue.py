@@ -249,6 +249,18 @@ def case_anchor_explain_batch_size_0_near_the_threshold():
     explainer.explain(_table().iloc[:3])
 
 
+@case()
+def case_anchor_bad_then_good_batch_size():
+    # parameters found valid are not checked again; changed, they are, each time
+    explainer, _ = _fitted_anchor()
+    row = _table().iloc[[0]]
+    for bad in (0, -1, 0):
+        with pytest.raises(ValueError, match=_param("batch_size", "AnchorExplainer")):
+            explainer.set_params(batch_size=bad).explain(row)
+        anchor = explainer.set_params(batch_size=20).explain(row)[0]
+        _anchor_holds(anchor, _table(), _positive(_table()).astype(int), row)
+
+
 @case(ValueError, _param("batch_size", "AnchorExplainer"))
 def case_anchor_transform_batch_size_0():
     row = _table().iloc[[0]]
@@ -1580,7 +1592,12 @@ def test_random_tables_work_or_name_the_argument(X):
 _ALPHABET = st.characters(codec="utf-8", categories=("L", "M", "N", "P", "S", "Z", "Cc", "Cf"))
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(st.lists(st.text(_ALPHABET, max_size=30), min_size=1, max_size=4))
 def test_random_unicode_documents(documents):
     reference = [*documents, *_DOCS[:4]]

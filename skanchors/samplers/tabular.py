@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
 from .._explanation import Predicate
 from .._numba import compiled
-from .._validation import refuse_complex, refuse_unhashable
+from .._validation import check_params, refuse_complex, refuse_unhashable
 from ..discretizers import (
     EdgesDiscretizer,
     _BaseDiscretizer,
@@ -709,7 +709,11 @@ class TabularSampler(BaseEstimator):
             if pd.api.types.is_complex_dtype(column.dtype):
                 refuse_complex(frame.iloc[:, [j]])
             if pd.api.types.is_numeric_dtype(column.dtype):
-                values = column.to_numpy(dtype=float, na_value=np.nan)
+                if not pd.api.types.is_float_dtype(column.dtype):
+                    continue  # (integers and flags are finite)
+                values = column.to_numpy()
+                if values.dtype.kind != "f":  # pandas' nullable floats
+                    values = column.to_numpy(dtype=float, na_value=np.nan)
                 if np.isinf(values).any():
                     raise ValueError(
                         f"X column {frame.columns[j]!r} holds infinite values; the numbers of "
@@ -736,7 +740,7 @@ class TabularSampler(BaseEstimator):
         "auto").
         """
         check_is_fitted(self, "n_reference_")
-        self._validate_params()  # (set_params may have changed them since fit)
+        check_params(self)  # (set_params may have changed them since fit)
         if perturbation is None:
             perturbation = "reference" if self.perturbation == "auto" else self.perturbation
         if perturbation not in ("replace", "reference"):

@@ -37,6 +37,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import Predicate
+from .._validation import check_params
 
 __all__ = [
     "CorpusSampler",
@@ -288,7 +289,7 @@ class _TextSampler(BaseEstimator):
     def instance(self, document):
         """The instance sampler of one document (a str, or a collection of exactly one)."""
         check_is_fitted(self, "vocabulary_")
-        self._validate_params()  # (set_params may have changed them since fit)
+        check_params(self)  # (set_params may have changed them since fit)
         if not isinstance(document, str):
             docs = check_documents(document, "document")
             if len(docs) != 1:
