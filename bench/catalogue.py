@@ -24,7 +24,7 @@ checked too late into an immediate failure) are lifted: a loop runs until the ti
 - *unclear*: another exception (an internal error, a MemoryError, a message that does not
   name the argument);
 - *wrong*: no error where one was expected (the bad value was used), or a working case whose
-  result failed its check;
+  result failed its check (an error or a warning it expects did not come);
 - *hang*: still running at the time limit, or killed.
 """
 
@@ -74,6 +74,8 @@ def classify(module, name):
             message = f"{type(error).__name__}: {str(error)[:300]}"
             if expect is not None and isinstance(error, expect) and re.search(match, str(error)):
                 return "clear", message
+            if expect is None and message.startswith("Failed: DID NOT"):
+                return "wrong", message  # (a check of pytest.raises or pytest.warns)
             return "unclear", message
     return ("works", "") if expect is None else ("wrong", "no error raised")
 
