@@ -10,15 +10,17 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from numbers import Integral
+from numbers import Integral, Number
 
 import joblib
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from ._validation import check_params
 from .samplers.tabular import TabularSampler
 
 __all__ = [
@@ -48,7 +50,14 @@ class ExplainsFittedModel:
     them would change neither its predictions nor the explanation, and would modify the
     user's model, which clones share. ``get_params(deep=True)`` leaves them out, and setting
     one (``estimator__C``, say, in a grid search) is refused with the reason.
+
+    Their parameters are validated in ``fit`` and again by every method that uses them
+    (``explain``, ``score``, ``partial_fit``, ...), so that one set after ``fit`` is checked
+    too (:func:`skanchors._validation.check_params`); a model given as a class is refused.
     """
+
+    def _validate_params(self):
+        check_params(self)
 
     def get_params(self, deep=True):
         params = super().get_params(deep=deep)
@@ -229,11 +238,26 @@ def outside_stacklevel():
 def _check_reference_data(X):
     """A single str is a common slip for ``[document]``: say so instead of failing later. An
     empty list is neither a table nor a corpus: say that too (the table path said "Expected
-    2D array")."""
+    2D array"), and so are None, a number, a dict or a generator."""
     if isinstance(X, str):
         raise ValueError(
             "X must be a collection of rows or documents; got a single string. Wrap it "
             "in a list: fit([document])."
+        )
+    if sparse.issparse(X):
+        return  # (the table path says that sparse input is not supported)
+    sized = any(hasattr(X, name) for name in ("__len__", "shape", "__array__"))
+    if X is None or isinstance(X, (dict, bytes, Number)) or not sized:
+        hint = ""
+        if isinstance(X, dict):
+            hint = " For a table of columns, pass pd.DataFrame(X)."
+        elif isinstance(X, bytes):
+            hint = " Decode it and wrap it in a list: fit([X.decode('utf-8')])."
+        elif hasattr(X, "__iter__"):
+            hint = " Pass list(X)."
+        raise TypeError(
+            "X must be the reference data: a table (a DataFrame or a 2-d array-like) or a "
+            f"collection of documents (a list of str); got {type(X).__name__}.{hint}"
         )
     empty_1d = isinstance(X, np.ndarray) and X.ndim == 1 and X.size == 0
     if empty_1d or (isinstance(X, (list, tuple, pd.Series)) and len(X) == 0):
@@ -243,8 +267,9 @@ def _check_reference_data(X):
 
 
 def is_text(X):
-    """Whether X is a collection of documents: 1-d, with a str among its elements (the text
-    path then says which element is not one, rather than the table path that X is 1-d)."""
+    """Whether X is a collection of documents: 1-d, with a str (or bytes, which the text path
+    asks to decode) among its elements (the text path then says which element is not one,
+    rather than the table path that X is 1-d)."""
     if isinstance(X, pd.DataFrame):
         return False
     if isinstance(X, pd.Series):
@@ -255,7 +280,7 @@ def is_text(X):
         return False
     if isinstance(values, np.ndarray) and values.ndim != 1:
         return False
-    return any(isinstance(v, str) for v in values)
+    return any(isinstance(v, (str, bytes)) for v in values)
 
 
 def row_seed(base, row, salt=""):

@@ -24,6 +24,7 @@ from numbers import Integral
 import numpy as np
 
 from ._explanation import Anchor
+from ._validation import check_model
 from .lime import LimeExplanation
 
 __all__ = ["SubmodularPick", "pick"]
@@ -252,6 +253,14 @@ def pick(explanations, X=None, k=5, *, model=None):
     """
     if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}.")
+    if isinstance(explanations, (Anchor, LimeExplanation, str)) or not hasattr(
+        explanations, "__iter__"
+    ):
+        what = type(explanations).__name__
+        raise TypeError(
+            "explanations must be a list of Anchor or LimeExplanation objects (what explain "
+            f"returns), got {'an' if what[0] in 'AEIOU' else 'a'} {what}; for one, pass [it]."
+        )
     explanations = list(explanations)
     if not explanations:
         raise ValueError("explanations is empty: there is nothing to pick from.")
@@ -327,6 +336,7 @@ def _predictions(model, X, anchors):
     (those with a ``tolerance``), predicted classes otherwise: ``(values, is_regression)``."""
     from .models import RegressionModel, as_probability_model
 
+    check_model(model, "model", "pick")
     regression = {a.tolerance is not None for a in anchors}
     if len(regression) > 1:
         raise ValueError("explanations mix regression and classification anchors.")

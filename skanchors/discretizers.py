@@ -273,7 +273,10 @@ class QuantileDiscretizer(_BaseDiscretizer):
         self.percentiles = percentiles
 
     def _compute_edges(self, X, y):
-        q = np.asarray(self.percentiles, dtype=float).ravel()
+        try:
+            q = np.asarray(self.percentiles, dtype=float).ravel()
+        except (TypeError, ValueError):
+            q = np.array([np.nan])  # (refused below, with what was given)
         if q.size == 0 or np.any((q <= 0) | (q >= 100)) or np.any(np.isnan(q)):
             raise ValueError(
                 f"percentiles must be a non-empty sequence of numbers in (0, 100), got "
@@ -351,7 +354,10 @@ class EdgesDiscretizer(_BaseDiscretizer):
         out = []
         for j in range(X.shape[1]):
             if j in given:
-                e = np.asarray(given[j], dtype=float).ravel()
+                try:
+                    e = np.asarray(given[j], dtype=float).ravel()
+                except (TypeError, ValueError):
+                    e = np.array([np.nan])  # (refused below, with what was given)
                 if np.any(np.isnan(e)) or np.any(np.diff(e) <= 0):
                     raise ValueError(
                         f"edges for feature {names[j]!r} must be strictly increasing numbers, "

@@ -30,7 +30,8 @@ from ._batching import CallAccounts, _MergedModel, run_batched
 from ._cache import SampleCache, Shared
 from ._explanation import Anchor, Step
 from ._refit import reads_other_columns, refit_error
-from ._search import _arm_kernel, beam_search, estimate
+from ._search import _MAX_VALIDATION_SAMPLES, _arm_kernel, beam_search, estimate
+from ._validation import check_memory, check_model
 from .discretizers import EdgesDiscretizer, TreeDiscretizer, bin_spread
 from .models import RegressionModel, as_probability_model, split_thresholds
 
@@ -90,7 +91,8 @@ class AnchorExplainer(BaseExplainer):
         Maximum number of predicates; ``None`` means no limit. Set it on wide tables, where
         a row near the decision boundary may otherwise grow a rule of a hundred conditions.
     batch_size : int >= 1, default=100
-        Perturbations drawn per candidate and bandit step.
+        Perturbations drawn per candidate and bandit step. A step draws at most 100,000 per
+        candidate, the most any rule is validated on: a larger value draws that many.
     discretizer : {"auto", "quartile", "decile", "tree"} or transformer, default="auto"
         Binning of numeric features into bins whose edges make the predicates (see
         ``bounds``); see :mod:`skanchors.discretizers`. ``"quartile"`` and ``"decile"``:
@@ -359,6 +361,7 @@ class AnchorExplainer(BaseExplainer):
         self
         """
         _check_reference_data(X)
+        check_model(self.estimator, "estimator", type(self).__name__)
         regression = self.mode == "regression" or (
             self.mode == "auto" and _is_regressor(self.estimator)
         )
@@ -614,6 +617,7 @@ class AnchorExplainer(BaseExplainer):
         anchors : list of Anchor
         """
         check_is_fitted(self, "sampler_")
+        self._validate_params()  # (set_params may have changed them since fit)
         self._current_model()
         rows = self.sampler_.split(X)
         targets, call_seconds = self._targets(X, rows, y)
@@ -638,7 +642,8 @@ class AnchorExplainer(BaseExplainer):
             epsilon=self.epsilon,
             beam_size=self._beam_size(),
             max_anchor_size=self.max_anchor_size,
-            batch_size=self.batch_size,
+            # (a step draws no more than a rule is ever validated on: 10**9 would not fit)
+            batch_size=min(int(self.batch_size), _MAX_VALIDATION_SAMPLES),
             bandit=make_bandit(self.bandit),
         )
         if self._cache.max_size != self.cache_size:  # set_params after fit
@@ -796,6 +801,8 @@ class AnchorExplainer(BaseExplainer):
         instance, ids = self._anchor_instance(anchor)
         if not isinstance(n_samples, Integral) or isinstance(n_samples, bool) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
+        width = max(getattr(self, "n_features_in_", 1), instance.n_predicates)
+        check_memory("n_samples", n_samples, 4 * n_samples * width, "the perturbations")
         keys = instance.sample(ids, int(n_samples), _generator(random_state))[0]
         return instance.decode(keys)
 
@@ -823,6 +830,7 @@ class AnchorExplainer(BaseExplainer):
     def _anchor_instance(self, anchor):
         """The instance sampler of the anchor's row and the anchor's predicate indices."""
         check_is_fitted(self, "sampler_")
+        self._validate_params()
         if not isinstance(anchor, Anchor):
             raise TypeError(
                 f"anchor must be an Anchor returned by explain(), got {type(anchor).__name__}."
@@ -900,7 +908,7 @@ class AnchorExplainer(BaseExplainer):
         Parameters
         ----------
         X : DataFrame or array-like
-            Held-out rows.
+            Held-out rows, at least 2 (each anchor is checked on the others).
         y : None
             Ignored (the model's predictions are what the anchors explain).
 
@@ -909,6 +917,7 @@ class AnchorExplainer(BaseExplainer):
         score : float in [0, 1]
         """
         check_is_fitted(self, "sampler_")
+        self._validate_params()
         model_input = self.sampler_.to_model_input(X)
         candidates = np.arange(len(model_input))
         if getattr(self.sampler_, "vocabulary_", None) is not None:
@@ -918,6 +927,11 @@ class AnchorExplainer(BaseExplainer):
             candidates = np.array([i for i in candidates if tokenize(model_input[i])], dtype=int)
         if len(candidates) == 0:
             raise ValueError("X has no rows or documents that can be explained.")
+        if len(model_input) < 2:
+            raise ValueError(
+                "score needs at least 2 rows or documents in X: each anchor is checked on the "
+                f"other rows; got {len(model_input)}."
+            )
         chosen = candidates
         if self.score_rows is not None and len(candidates) > self.score_rows:
             rng = check_random_state(self.random_state)

@@ -52,6 +52,7 @@ from ._base import (
     check_model_columns,
     concat_rows,
     n_workers,
+    outside_stacklevel,
     row_seed,
 )
 from ._explanation import (
@@ -63,6 +64,12 @@ from ._explanation import (
     plain_text,
 )
 from ._refit import reads_other_columns, refit_error
+from ._validation import (
+    check_memory,
+    check_model,
+    check_probabilities,
+    warn_probabilities_do_not_sum_to_1,
+)
 from .discretizers import format_value
 from .models import as_probability_model
 from .samplers.independent import sample_independent
@@ -364,9 +371,10 @@ class LimeExplainer(BaseExplainer):
         The model to explain: anything with ``predict_proba`` (an sklearn estimator or a
         whole Pipeline that consumes the raw data), or a callable returning probabilities of
         shape (n, n_classes), whose classes are numbered 0, 1, ... (``model.predict_proba``
-        itself keeps the model's labels). It is only called, never refitted; refitted in
-        place after :meth:`fit`, it is read again at the next :meth:`explain` (see
-        :class:`~skanchors.AnchorExplainer`).
+        itself keeps the model's labels). Its values must lie in [0, 1] (scores or logits are
+        refused: LIME regresses them); rows that do not sum to 1 give a warning. It is only
+        called, never refitted; refitted in place after :meth:`fit`, it is read again at the
+        next :meth:`explain` (see :class:`~skanchors.AnchorExplainer`).
     n_samples : int >= 1, default=5000
         Perturbations per explained instance (the instance itself is added).
     n_features : int >= 1, default=10
@@ -385,7 +393,9 @@ class LimeExplainer(BaseExplainer):
         LIME package's default kernel, ``sqrt(exp(-D^2 / w^2))`` with ``w = 0.75 * sqrt(d')``
         for tables (``d'`` = number of interpretable features, ``D`` = euclidean distance
         between binary vectors) and ``w = 25`` for text (``D`` = cosine distance times 100):
-        the same weights as ``sigma = w * sqrt(2)``, which the explanation reports.
+        the same weights as ``sigma = w * sqrt(2)``, which the explanation reports. A width
+        that leaves every perturbation differing from the instance a weight of 0 is refused
+        at :meth:`explain` (the surrogate would be fitted to the instance alone).
     sampling : {"independent", "joint"}, default="independent"
         How a table's perturbations are drawn. ``"independent"`` (LIME's): each column takes
         the value of a reference row drawn for it alone, so a numeric column falls in a bin
@@ -554,6 +564,7 @@ class LimeExplainer(BaseExplainer):
         self
         """
         _check_reference_data(X)
+        check_model(self.estimator, "estimator", type(self).__name__)
         self.model_ = as_probability_model(self.estimator)
         self.sampler_ = self._make_sampler(X).fit(X)
         self._check_sampling()
@@ -644,7 +655,8 @@ class LimeExplainer(BaseExplainer):
         explanations : list of LimeExplanation
         """
         check_is_fitted(self, "sampler_")
-        self._check_sampling()  # (set_params may have changed it since fit)
+        self._validate_params()  # (set_params may have changed them since fit)
+        self._check_sampling()
         self._current_model()
         rows = self.sampler_.split(X)
         targets = self._targets(len(rows), y)
@@ -677,6 +689,9 @@ class LimeExplainer(BaseExplainer):
             for chunk in chunks
         )
         explanations = [e for chunk in results for e in chunk]
+        summing = [e.__dict__.pop("_sums_to_1") for e in explanations]
+        if not all(summing):
+            warn_probabilities_do_not_sum_to_1(outside_stacklevel())
         for e in explanations:
             e.prediction = _scalar(self.classes_[e.prediction])
         return explanations
@@ -889,6 +904,9 @@ def _explain_one(sampler, model, row, target, seed, params):
     instance = sampler.instance(row)
     rng = np.random.default_rng(seed)
     n = params["n_samples"]
+    # (a lower bound: the Z matrix, the holds and the keys of every perturbation)
+    width = max(instance.n_predicates, len(getattr(instance, "_values", ())), 1)
+    check_memory("n_samples", n, 13 * n * width, "one explanation's perturbations")
     if params["independent"]:
         keys, holds = sample_independent(instance, n, rng)
     else:  # documents (words masked independently) or sampling="joint"
@@ -905,6 +923,7 @@ def _explain_one(sampler, model, row, target, seed, params):
     else:
         inputs = concat_rows([own_input, instance.decode(keys)])
     proba, n_calls = _predict(model, inputs)
+    sums_to_1 = check_probabilities(proba, "LIME fits a linear model to the probability")
     if target < 0:
         target = int(np.argmax(proba[0]))
     y = proba[:, target]
@@ -922,6 +941,14 @@ def _explain_one(sampler, model, row, target, seed, params):
     width = float(width)
     with np.errstate(over="ignore"):  # a tiny width: distance / width = inf, weight 0
         w = np.exp(-np.square(distance / width))  # (width**2 overflowed at 1e300)
+    differ = distance > 0
+    if differ.any() and not w[differ].any():
+        raise ValueError(
+            f"kernel_width={params['kernel_width']!r} gives every perturbation that differs "
+            "from the instance a weight of 0 (exp(-distance^2 / width^2) underflows): the "
+            "surrogate would be fitted to the instance alone. Use a wider kernel (None: LIME's "
+            "default)."
+        )
     selected, method = _select(Z, y, w, params["n_features"], params["feature_selection"])
     weights = np.zeros(m)
     if selected:
@@ -935,7 +962,7 @@ def _explain_one(sampler, model, row, target, seed, params):
         # (a constant target is fitted exactly, R^2 1, whichever selection ran)
         intercept = local = float(np.average(y, weights=w))
         score = _weighted_r2(y, np.full(len(y), intercept), w)
-    return LimeExplanation(
+    explanation = LimeExplanation(
         features=tuple(tuple(instance.predicates[i] for i in preds) for preds in groups),
         weights=weights,
         selected=tuple(int(j) for j in selected),
@@ -952,3 +979,5 @@ def _explain_one(sampler, model, row, target, seed, params):
         wall_time=time.perf_counter() - start,
         instance=row,
     )
+    explanation._sums_to_1 = sums_to_1  # (warned about by the caller, in this process)
+    return explanation

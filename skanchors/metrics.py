@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import check_model, check_probabilities
 from .models import as_probability_model
 from .samplers.text import UnkSampler, check_documents, tokenize
 
@@ -50,7 +51,9 @@ def aopc_k_per_class(model, documents, top_terms, k=20, *, removal="delete", low
     Parameters
     ----------
     model : fitted classifier with ``predict_proba``, or callable
-        Maps a list of str to class probabilities.
+        Maps a list of str to class probabilities, in [0, 1] (scores or logits are
+        refused: AOPC measures drops of probability). A class rather than a fitted instance
+        is refused.
     documents : list of str
         The collection ``S``.
     top_terms : dict
@@ -87,8 +90,10 @@ def aopc_k_per_class(model, documents, top_terms, k=20, *, removal="delete", low
     if not isinstance(top_terms, dict):
         raise TypeError(f"top_terms must be a dict {{class: [words]}}, got {type(top_terms)}.")
     docs = check_documents(documents, "documents", allow_wordless=True)
+    check_model(model, "model", "aopc_k")
     proba_model = as_probability_model(model)
     proba = proba_model.predict_proba(docs)
+    check_probabilities(proba, "AOPC measures how much they drop")
     classes = list(proba_model.classes_.tolist())
     predicted = proba.argmax(axis=1)
     sampler = UnkSampler(token=None if removal == "delete" else removal).fit(["x"])

@@ -13,6 +13,7 @@ import pandas as pd
 from . import _trees
 from ._columnwise import ColumnwiseHead
 from ._refit import changed_attributes, fitted_state
+from ._validation import model_output, refuse_class
 
 __all__ = [
     "ProbabilityModel",
@@ -752,6 +753,7 @@ class ProbabilityModel:
     """
 
     def __init__(self, estimator, classes=None):
+        refuse_class(estimator, "estimator")
         if hasattr(estimator, "predict_proba") and callable(estimator.predict_proba):
             self._fn = _fast_predict_proba(estimator) or estimator.predict_proba
         elif callable(estimator) and not isinstance(estimator, type):
@@ -785,7 +787,12 @@ class ProbabilityModel:
         return changed_attributes(self._state, fitted_state(self._source))
 
     def predict_proba(self, X):
-        proba = np.asarray(self._fn(X), dtype=float)
+        proba = model_output(
+            self._fn(X),
+            "class probabilities of shape (n_inputs, n_classes)",
+            "Labels are what a classifier's predict returns: pass the classifier itself, "
+            "whose predict_proba the explainers call.",
+        )
         if proba.ndim != 2 or proba.shape[0] != _n_inputs(X):
             hint = ""
             columns = getattr(X, "columns", None)
@@ -868,6 +875,7 @@ class RegressionModel:
     """
 
     def __init__(self, estimator):
+        refuse_class(estimator, "estimator")
         if hasattr(estimator, "predict") and callable(estimator.predict):
             self._fn = _fast_predict_proba(estimator, "predict") or estimator.predict
         elif callable(estimator) and not isinstance(estimator, type):
@@ -890,15 +898,11 @@ class RegressionModel:
             self._fn.prepare(X)
 
     def predict(self, X):
-        values = np.asarray(self._fn(X))
-        try:
-            values = values.astype(float)
-        except (TypeError, ValueError):
-            raise ValueError(
-                "A regression model must return numbers; it returned values of type "
-                f"{values.dtype} such as {values.ravel()[:3].tolist()}. For a classifier use "
-                "mode='classification'."
-            ) from None
+        values = model_output(
+            self._fn(X),
+            "one number per input (a regression model)",
+            "For a classifier use mode='classification'.",
+        )
         if values.ndim == 2 and values.shape[1] == 1:
             values = values[:, 0]
         if values.ndim != 1 or values.shape[0] != _n_inputs(X):

@@ -282,7 +282,7 @@ def test_balanced_reference_never_draws_rows_of_weight_zero(data):
 
 
 def test_unknown_perturbation_is_rejected(data):
-    with pytest.raises(ValueError, match="perturbation must be one of"):
+    with pytest.raises(ValueError, match="The 'perturbation' parameter of TabularSampler must"):
         TabularSampler(perturbation="real").fit(data)
 
 
@@ -315,7 +315,7 @@ def test_perturbation_errors(data):
         AnchorExplainer(PlantedModel(), bounds="all").fit(["a text", "another"])
     with pytest.raises(ValueError, match="bounds"):
         AnchorExplainer(PlantedModel(), bounds="every").fit(data)
-    with pytest.raises(ValueError, match="bounds must be one of"):
+    with pytest.raises(ValueError, match="The 'bounds' parameter of TabularSampler must be"):
         TabularSampler(bounds="every").fit(data)
 
 

@@ -30,6 +30,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import N_JOBS, ExplainsFittedModel, outside_stacklevel
+from .._validation import check_model
 from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
 from . import _checkpoint
@@ -136,7 +137,9 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         """Explain and aggregate one more collection of documents (anytime).
 
         ``X`` is ordered (``order``) and processed in batches of ``batch_size``; the filters
-        that count words know only the documents seen so far and ``X``.
+        that count words know only the documents seen so far and ``X``. The parameters are
+        checked again (``set_params`` may have changed them since the first call) and
+        apply to this call's documents.
 
         Parameters
         ----------
@@ -148,6 +151,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         -------
         self
         """
+        self._validate_params()  # (fitted: _fit_context does not, and set_params may have)
         docs = self._check_X(X)
         if getattr(self, "_state", None) is None:
             self._setup(docs)
@@ -191,6 +195,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
             Columns are :meth:`get_feature_names_out`.
         """
         names = self.get_feature_names_out()
+        self._validate_params()
         docs = check_documents(X, "X", allow_wordless=True)
         col = {w: j for j, w in enumerate(names.tolist())}
         out = np.zeros((len(docs), len(names)), dtype=np.int64)
@@ -221,6 +226,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         from ..metrics import aopc_k
 
         check_is_fitted(self, "top_terms_")
+        self._validate_params()
         self._check_model("score")
         docs = check_documents(X, "X", allow_wordless=True)
         return aopc_k(
@@ -256,11 +262,14 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         """Model, sampler, classes and an empty state; the subclass adds its own."""
         from ..samplers.text import _default_sampler
 
+        check_model(self.estimator, "estimator", type(self).__name__)
         self._stops = self._stop_set()
         self.model_ = as_probability_model(self.estimator)
         sampler = _default_sampler() if self.sampler is None else self.sampler
         if not hasattr(sampler, "vocabulary_"):
             sampler = clone(sampler).fit(docs)
+        elif hasattr(sampler, "_validate_params"):
+            sampler._validate_params()  # fitted, and used as it is
         self.sampler_ = sampler
         if self.model_.classes_ is None:
             probe = next((d for d in docs if d), "x")

@@ -139,6 +139,7 @@ from .._bandit import kl_lower_bound, kl_upper_bound
 from .._base import n_workers, row_seed
 from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
+from .._validation import check_memory, check_param
 from ..samplers.text import TextInstance, tokenize
 from ._base import BaseGlobalAggregator
 from ._filtering import exact_worth_testing, optimistic_worth_testing
@@ -457,6 +458,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         scores : pandas.DataFrame
         """
         check_is_fitted(self, "classes_")
+        self._check_arguments(alpha)
         name = self.aggregation if aggregation is None else aggregation
         return self._frame(self._scores(name, alpha))
 
@@ -469,8 +471,15 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             ``{class: [(word, score), ...]}``, best first.
         """
         check_is_fitted(self, "classes_")
+        self._check_arguments(alpha)
         name = self.aggregation if aggregation is None else aggregation
         return self._top(self._scores(name, alpha), name, self.k if k is None else k)
+
+    def _check_arguments(self, alpha):
+        """The parameters, and an ``alpha`` given to a method, as ``fit`` checks them."""
+        self._validate_params()
+        if alpha is not None:
+            check_param("alpha", alpha, self._parameter_constraints["alpha"], type(self).__name__)
 
     # ---------------------------------------------------------------- set-up
     def _check_X(self, X):
@@ -858,6 +867,9 @@ def _test_chunk(sampler, model, items, params):
     for k, (_, d) in enumerate(docs):
         keep = float(getattr(d.instance, "keep_proba", 0.5))
         pooled = shared_pool and bool(getattr(d.instance, "exact_reuse", False))
+        # (a lower bound of a round's draw: a random number, a flag and a key per word)
+        rows = sample_size * min(len(d.positions), 1 / keep)
+        check_memory("sample_size", sample_size, 13 * rows * d.instance.n_predicates, "a draw")
         # The pool costs sample_size / keep rows and serves every token; it only pays off when
         # the document has more than 1 / keep tokens to test (else forced draws are cheaper).
         if pooled and len(d.positions) * keep > 1.0:

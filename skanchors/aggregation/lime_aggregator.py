@@ -369,6 +369,11 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         self._occ = np.concatenate([self._occ, np.zeros(n, dtype=np.int64)])
 
     # ---------------------------------------------------------------- the loop
+    def _prepare(self, docs, targets):
+        # LIME's parameters as they are now: set_params after the first call counts
+        names = ("n_samples", "n_features", "feature_selection", "kernel_width", "n_jobs")
+        self.explainer_.set_params(**{name: getattr(self, name) for name in names})
+
     def _explain_batch(self, docs, targets, prepared, indices):
         batch, y = [docs[i] for i in indices], targets[indices]
         tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in batch]

@@ -18,12 +18,14 @@ import threading
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
 from .._explanation import Predicate
 from .._numba import compiled
+from .._validation import check_params, refuse_complex, refuse_unhashable
 from ..discretizers import (
     EdgesDiscretizer,
     _BaseDiscretizer,
@@ -154,6 +156,16 @@ class TabularSampler(BaseEstimator):
     ['age <= 24.0', 'age <= 49.0', 'age <= 74.0', 'sex = f']
     """
 
+    _parameter_constraints: dict = {
+        "discretizer": [
+            StrOptions({"quartile", "decile", "tree"}),
+            HasMethods(["fit", "transform"]),
+        ],
+        "categorical_features": [StrOptions({"auto"}), "array-like"],
+        "perturbation": [StrOptions(set(_PERTURBATIONS))],
+        "bounds": [StrOptions(set(_BOUNDS))],
+    }
+
     def __init__(
         self,
         *,
@@ -168,6 +180,7 @@ class TabularSampler(BaseEstimator):
         self.bounds = bounds
 
     # ------------------------------------------------------------------ fitting
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Learn the reference distribution from raw data.
 
@@ -186,14 +199,9 @@ class TabularSampler(BaseEstimator):
         -------
         self
         """
-        if not (isinstance(self.perturbation, str) and self.perturbation in _PERTURBATIONS):
-            raise ValueError(
-                f"perturbation must be one of {list(_PERTURBATIONS)}, got {self.perturbation!r}."
-            )
-        if not (isinstance(self.bounds, str) and self.bounds in _BOUNDS):
-            raise ValueError(f"bounds must be one of {list(_BOUNDS)}, got {self.bounds!r}.")
         frame = self._as_frame(X, reset=True)
         _refuse_dates(frame)
+        refuse_complex(frame)
         _refuse_bools_among_numbers(frame)
         n = len(frame)
         if n < 2:
@@ -217,7 +225,11 @@ class TabularSampler(BaseEstimator):
         codes = np.empty((n, frame.shape[1]), dtype=np.int32)
         for j, name in enumerate(frame.columns):
             col = frame[name]
-            code, uniques = pd.factorize(col, use_na_sentinel=True)
+            try:
+                code, uniques = pd.factorize(col, use_na_sentinel=True)
+            except TypeError:  # unhashable cells: say which
+                refuse_unhashable(frame.iloc[:, [j]])
+                raise
             code = code.astype(np.int32)
             code[code < 0] = len(uniques)
             _, first = np.unique(code, return_index=True)
@@ -601,6 +613,13 @@ class TabularSampler(BaseEstimator):
         return frame
 
     def _check_array(self, X, reset):
+        if reset and isinstance(X, (list, tuple, np.ndarray)) and np.ndim(X) == 1:
+            if any(isinstance(v, (str, bytes)) for v in X):
+                raise ValueError(
+                    "X holds documents (a 1-d collection of str), but TabularSampler samples "
+                    "the rows of a table; for documents use a text sampler (UnkSampler, "
+                    "CorpusSampler or MaskedLMSampler)."
+                )
         if (
             not reset
             and type(X) is np.ndarray
@@ -678,6 +697,7 @@ class TabularSampler(BaseEstimator):
             raise ValueError("X has no rows to explain.")
         if self._frame_input:
             self._check_numbers(rows)
+            refuse_unhashable(rows)
             return [rows.iloc[[i]] for i in range(len(rows))]
         return [rows[i : i + 1] for i in range(len(rows))]
 
@@ -686,7 +706,20 @@ class TabularSampler(BaseEstimator):
         ``frame``: numbers stored as text are fine, other text is refused by name."""
         for j in np.flatnonzero(~self.categorical_):
             column = frame.iloc[:, j]
+            if pd.api.types.is_complex_dtype(column.dtype):
+                refuse_complex(frame.iloc[:, [j]])
             if pd.api.types.is_numeric_dtype(column.dtype):
+                if not pd.api.types.is_float_dtype(column.dtype):
+                    continue  # (integers and flags are finite)
+                values = column.to_numpy()
+                if values.dtype.kind != "f":  # pandas' nullable floats
+                    values = column.to_numpy(dtype=float, na_value=np.nan)
+                if np.isinf(values).any():
+                    raise ValueError(
+                        f"X column {frame.columns[j]!r} holds infinite values; the numbers of "
+                        "the rows to explain must be finite, as the reference data's (missing "
+                        "values, NaN, are allowed)."
+                    )
                 continue
             bad = pd.to_numeric(column, errors="coerce").isna() & column.notna()
             if bad.any():
@@ -707,6 +740,7 @@ class TabularSampler(BaseEstimator):
         "auto").
         """
         check_is_fitted(self, "n_reference_")
+        check_params(self)  # (set_params may have changed them since fit)
         if perturbation is None:
             perturbation = "reference" if self.perturbation == "auto" else self.perturbation
         if perturbation not in ("replace", "reference"):

@@ -37,6 +37,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import Predicate
+from .._validation import check_params
 
 __all__ = [
     "CorpusSampler",
@@ -156,6 +157,11 @@ def check_documents(X, name="X", *, allow_wordless=False, allow_empty=False):
     except TypeError:
         raise TypeError(f"{name} must be a collection of str, got {type(X).__name__}.") from None
     for i, doc in enumerate(docs):
+        if isinstance(doc, bytes):
+            raise TypeError(
+                f"{name}[{i}] is a bytes, not a str: {doc!r:.60}. Decode the documents first, "
+                f"e.g. [d.decode('utf-8') for d in {name}]."
+            )
         if not isinstance(doc, str):
             raise TypeError(f"{name}[{i}] is a {type(doc).__name__}, not a str: {doc!r:.60}.")
     if not docs and not allow_empty:
@@ -199,9 +205,9 @@ class _TextSampler(BaseEstimator):
         Parameters
         ----------
         X : list, tuple, 1-d array or Series of str
-            Reference documents (for example the training texts), at least one. Documents
-            without any word are allowed here; they count in the denominator of the reference
-            coverage.
+            Reference documents (for example the training texts), at least one with a word.
+            Documents without any word are allowed among them; they count in the denominator
+            of the reference coverage.
         y : None
             Ignored.
         sample_weight : None
@@ -219,6 +225,12 @@ class _TextSampler(BaseEstimator):
             )
         docs = check_documents(X, "X", allow_wordless=True)
         tokens = [[w for w, _, _ in tokenize(doc)] for doc in docs]
+        if not any(tokens):
+            raise ValueError(
+                f"X, the reference documents, has no words: all {len(docs)} are empty, "
+                "whitespace or punctuation only. A word is a run of letters or digits; fit "
+                f"{type(self).__name__} on the documents the model is used on."
+            )
         counts = {}
         for words in tokens:
             for w in words:
@@ -277,6 +289,7 @@ class _TextSampler(BaseEstimator):
     def instance(self, document):
         """The instance sampler of one document (a str, or a collection of exactly one)."""
         check_is_fitted(self, "vocabulary_")
+        check_params(self)  # (set_params may have changed them since fit)
         if not isinstance(document, str):
             docs = check_documents(document, "document")
             if len(docs) != 1:
