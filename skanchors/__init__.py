@@ -4,13 +4,14 @@
 features that need them.
 """
 
+from . import _speed  # noqa: F401 (the speed layer plugs into skanchors.models)
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate, RuleCheck
 from ._pick import SubmodularPick, pick
 from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
 from .explainer import AnchorExplainer, NoAnchorWarning
+from .hf import HFTextClassifier
 from .lime import LimeExplainer, LimeExplanation
-from .models import HFTextClassifier
 
 __version__ = "0.1.0"
 

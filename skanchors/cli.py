@@ -311,7 +311,7 @@ def _load_text_model(spec):
     if os.path.isfile(spec) or spec.lower().endswith((".joblib", ".pkl", ".pickle")):
         # (a missing file is named as such, not sought on the hub)
         return _load_model(spec, methods=("predict_proba",))
-    from .models import HFTextClassifier
+    from .hf import HFTextClassifier
 
     model = HFTextClassifier(spec)
     try:

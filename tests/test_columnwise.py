@@ -23,8 +23,9 @@ from sklearn.preprocessing import (
 
 from skanchors import AnchorExplainer
 from skanchors._columnwise import ColumnwiseHead
+from skanchors._speed.pipeline import _PipelineProba
 from skanchors.datasets import load_titanic
-from skanchors.models import ProbabilityModel, RegressionModel, _PipelineProba
+from skanchors.models import ProbabilityModel, RegressionModel
 
 
 def _titanic():

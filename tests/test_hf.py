@@ -291,18 +291,18 @@ def test_copies_of_a_classifier_and_a_masked_lm_share_their_loaded_models(hf, mo
     # it, so each copy (what every joblib task gets) reloaded both models and tokenizers.
     from collections import OrderedDict
 
-    from skanchors import models
+    from skanchors import hf as hf_module
     from skanchors.samplers import MaskedLMSampler
 
-    monkeypatch.setattr(models, "_PRETRAINED", OrderedDict())
+    monkeypatch.setattr(hf_module, "_PRETRAINED", OrderedDict())
     loads = []
-    real = models._load_pretrained
+    real = hf_module._load_pretrained
 
     def counting(kind, name, device, load):
         return real(kind, name, device, lambda: loads.append(kind) or load())
 
-    monkeypatch.setattr(models, "_load_pretrained", counting)
-    clf = models.HFTextClassifier(hf["clf"])
+    monkeypatch.setattr(hf_module, "_load_pretrained", counting)
+    clf = hf_module.HFTextClassifier(hf["clf"])
     sampler = MaskedLMSampler(hf["bert_mlm"], top_k=5).fit(CORPUS)
     blob = pickle.dumps((clf, sampler))
     for seed in range(4):

@@ -23,18 +23,14 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from skanchors import AnchorExplainer, _trees, models
 from skanchors import explainer as explainer_module
+from skanchors._speed import boosting as speed_boosting
+from skanchors._speed import forest as speed_forest
+from skanchors._speed.boosting import _BoostingProba, _BoostingRegression
+from skanchors._speed.forest import _ForestProba, _ForestRegression
+from skanchors._speed.hist_boosting import _HistBoostingProba, _HistBoostingRegression
+from skanchors._speed.pipeline import _PipelineProba
 from skanchors.datasets import load_titanic
-from skanchors.models import (
-    ProbabilityModel,
-    RegressionModel,
-    _BoostingProba,
-    _BoostingRegression,
-    _ForestProba,
-    _ForestRegression,
-    _HistBoostingProba,
-    _HistBoostingRegression,
-    _PipelineProba,
-)
+from skanchors.models import ProbabilityModel, RegressionModel
 
 # small forests on noisy data: some rows have no anchor, which is not what is tested here
 pytestmark = pytest.mark.filterwarnings("ignore:Row .*no rule reached")
@@ -115,7 +111,7 @@ def test_large_batches_are_traversed_in_leaf_order_to_the_same_bits(monkeypatch,
     assert len(orders) == 1 and not np.array_equal(orders[0], np.arange(2000))
     again = model.predict_proba(X_new[::-1])
     assert len(orders) == 2 and np.array_equal(again, forest.predict_proba(X_new[::-1]))
-    small = X_new[: models._SORT_ROWS_FROM - 1]
+    small = X_new[: speed_forest._SORT_ROWS_FROM - 1]
     assert np.array_equal(model.predict_proba(small), forest.predict_proba(small))
     assert len(orders) == 2  # small batches are traversed as they come
 
@@ -364,7 +360,7 @@ def test_gradient_boosting_keeps_to_predict_proba_without_sklearns_stage_loop(mo
     # called as it is.
     X, y = _data()
     boost = GradientBoostingClassifier(n_estimators=10, random_state=0).fit(X, y)
-    monkeypatch.setattr(models, "_predict_stages", lambda: None)
+    monkeypatch.setattr(speed_boosting, "_predict_stages", lambda: None)
     assert ProbabilityModel(boost)._fn == boost.predict_proba
 
 
@@ -535,7 +531,7 @@ def test_boosting_with_unexpected_internals_predicts_for_itself(monkeypatch):
     def changed_signature(*args):
         raise TypeError("predict_stages() takes 3 positional arguments")
 
-    monkeypatch.setattr(models, "_predict_stages", lambda: changed_signature)
+    monkeypatch.setattr(speed_boosting, "_predict_stages", lambda: changed_signature)
     for batch in (X[:10], X[10:20]):
         assert np.array_equal(fast(batch), boost.predict_proba(batch))
         assert fast.verified is None and not fast.engaged
@@ -738,7 +734,7 @@ def test_rows_explained_together_share_the_calls_of_a_forest_evaluated_here(
     # a forest's tree traversal costs less per row in large batches, so the searches of the
     # rows of one explain call share their model calls although one call is cheap (<< 2 ms);
     # compact trees do only when they do not fit a core's cache (here: any size)
-    monkeypatch.setattr(models, "_LARGE_FOREST_BYTES", -1)
+    monkeypatch.setattr(speed_forest, "_LARGE_FOREST_BYTES", -1)
     # whatever a one-row call takes on this machine (a busy one can take over the 2 ms from
     # which expensive calls are shared anyway): only the batch preference decides here
     monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", float("inf"))
@@ -778,7 +774,7 @@ def test_compact_trees_in_a_cores_cache_do_not_favour_large_batches(traversal):
     assert model.favours_large_batches == (traversal == "sklearn")
     if traversal == "compiled":
         size = sum(a.nbytes for a in model._fn._compact[1] if isinstance(a, np.ndarray))
-        assert 0 < size < models._LARGE_FOREST_BYTES
+        assert 0 < size < speed_forest._LARGE_FOREST_BYTES
 
 
 def test_a_forest_on_sparse_features_is_called_as_it_is_and_shares_no_calls():

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..models import _model_max_length
+from ..hf import _model_max_length
 from .text import TextInstance, _TextSampler, _word_re, check_documents
 
 __all__ = ["MaskedLMInstance", "MaskedLMSampler"]
@@ -215,7 +215,7 @@ class MaskedLMSampler(_TextSampler):
         torch = _import_torch()
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from ..models import _load_pretrained, check_pretrained_source
+        from ..hf import _load_pretrained, check_pretrained_source
 
         name = os.fspath(self.model)
         check_pretrained_source(name, "model")
