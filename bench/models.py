@@ -22,7 +22,7 @@ columns without NaN (``Pclass, SibSp, Parch, Fare`` predicting survival, ``Pclas
 Parch, Sex == male`` predicting ``Fare``) ``GradientBoostingClassifier``, ``RandomForestRegressor``
 (100 trees) and ``GradientBoostingRegressor``; on raw Adult (first 8,000 rows to fit, the next
 10 explained, beam 1) the HistGradientBoosting classifier. Pipelines whose ``ColumnTransformer``
-skanchors computes from per-column tables (``skanchors._columnwise``): on raw Titanic the user
+skanchors computes from per-column tables (``skanchors._speed.columnwise``): on raw Titanic the user
 guide's (one-hot encoded ``Sex``, ``Embarked``, imputed ``Age``, the rest passed through, then
 ``GradientBoostingClassifier``), on raw Adult (the same rows as above, beam 1) the categories
 one-hot encoded and the numbers passed through to ``HistGradientBoostingClassifier``, or
@@ -91,7 +91,7 @@ def cases():
     yield "HistGradientBoostingClassifier, raw Adult", hgb_a, Xa[fit_a], Xa[rows_a], beam_1
 
     # Pipelines on raw data whose ColumnTransformer is computed from per-column tables
-    # (skanchors._columnwise): the user guide's Titanic pipeline, and Adult's categories
+    # (skanchors._speed.columnwise): the user guide's Titanic pipeline, and Adult's categories
     # one-hot encoded in front of histogram boosting and of a logistic regression.
     from sklearn.compose import make_column_transformer
     from sklearn.impute import SimpleImputer

@@ -107,7 +107,7 @@ class ProbabilityModel:
       added up by its own predictors.
 
     A ``Pipeline`` whose first step is a ``ColumnTransformer`` of column-wise parts (see
-    :mod:`skanchors._columnwise`) gets that transformer's output assembled from tables of
+    :mod:`skanchors._speed.columnwise`) gets that transformer's output assembled from tables of
     each value's output, which :meth:`prepare` learns from the reference data, then its other
     transforming steps, then its last step's fast path above or the last step's own method
     (its first two calls are checked against the transformer).
@@ -215,7 +215,7 @@ class ProbabilityModel:
     def prepare(self, X):
         """Show the model the inputs its later inputs are made of (the reference data, in
         the model's input format), where that makes later calls cheaper: a Pipeline whose
-        ``ColumnTransformer`` is computed from tables (:mod:`skanchors._columnwise`) learns
+        ``ColumnTransformer`` is computed from tables (:mod:`skanchors._speed.columnwise`) learns
         the output of every value of ``X`` in one call. Predicts nothing."""
         prepare = getattr(self._fn, "prepare", None) if self._adapted else None
         if prepare is not None:

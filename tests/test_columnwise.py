@@ -1,4 +1,4 @@
-"""A Pipeline's ColumnTransformer computed from per-column tables (skanchors._columnwise)."""
+"""A Pipeline's ColumnTransformer computed from per-column tables (skanchors._speed.columnwise)."""
 
 import pickle
 import warnings
@@ -22,7 +22,7 @@ from sklearn.preprocessing import (
 )
 
 from skanchors import AnchorExplainer
-from skanchors._columnwise import ColumnwiseHead
+from skanchors._speed.columnwise import ColumnwiseHead
 from skanchors._speed.pipeline import _PipelineProba
 from skanchors.datasets import load_titanic
 from skanchors.models import ProbabilityModel, RegressionModel
@@ -241,7 +241,7 @@ def test_a_regression_pipeline_learns_its_tables_too():
 
 
 def test_tables_give_up_on_inputs_that_never_repeat_a_value(monkeypatch):
-    import skanchors._columnwise as columnwise
+    import skanchors._speed.columnwise as columnwise
 
     monkeypatch.setattr(columnwise, "_MAX_VALUES", 1000)
     X, y = _titanic()

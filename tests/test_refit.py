@@ -52,7 +52,7 @@ MODELS = {
     "hist boosting": lambda: HistGradientBoostingClassifier(
         max_iter=20, categorical_features=["c"], random_state=0
     ),
-    # a ColumnTransformer computed from tables learned at fit (skanchors._columnwise)
+    # a ColumnTransformer computed from tables learned at fit (skanchors._speed.columnwise)
     "pipeline": lambda: make_pipeline(
         ColumnTransformer(
             [("num", StandardScaler(), NUMERIC), ("cat", OneHotEncoder(), ["c"])],

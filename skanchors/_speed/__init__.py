@@ -10,7 +10,7 @@ checked against it on the first call (:class:`~skanchors._speed._base._CheckedPr
 - :mod:`~skanchors._speed.boosting`: gradient boosting;
 - :mod:`~skanchors._speed.hist_boosting`: histogram gradient boosting;
 - :mod:`~skanchors._speed.pipeline`: a ``Pipeline`` ending in one of those, or starting with
-  a column-wise ``ColumnTransformer`` (:mod:`skanchors._columnwise`);
+  a column-wise ``ColumnTransformer`` (:mod:`~skanchors._speed.columnwise`);
 - :mod:`~skanchors._speed.splits`: the split thresholds of those ensembles, by which the
   tabular sampler predicts rows the model cannot tell apart once.
 

@@ -1,5 +1,5 @@
 """A Pipeline predicted as its transforming steps (or the column-wise tables of
-:mod:`skanchors._columnwise`) followed by a faster last step."""
+:mod:`skanchors._speed.columnwise`) followed by a faster last step."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 
-from .._columnwise import ColumnwiseHead
 from ..models import fast_predictor
+from .columnwise import ColumnwiseHead
 
 
 class _PipelineProba:

@@ -10,9 +10,8 @@ CSR matrix built from the dense rows, as the transformer builds its own, where i
 sparse): a value met for the first time is transformed once, together with the other new values
 of that call; ``learn`` (at the explainer's ``fit``) transforms every value of the reference
 data in one call. scikit-learn's transformer pays a fixed cost per call (column selection, one
-``transform`` per transformer, pandas conversions): on raw Adult, 7 ms for one row with a
-one-hot encoder over the 8 categorical columns, which is most of what such a pipeline costs in
-an anchor search.
+``transform`` per transformer, pandas conversions) that for a one-hot encoder over a few
+categorical columns is most of what such a pipeline costs in an anchor search.
 
 Which output columns come from which input column is read from the fitted transformer (its
 ``output_indices_`` and each transformer's own layout), only for scikit-learn's own classes
