@@ -316,6 +316,9 @@ def split_thresholds(estimator):
     for the first three, float64 for histogram boosting): two inputs whose features fall
     between the same thresholds get the same prediction to the last bit, and the explainer
     predicts one of them (see :meth:`skanchors.samplers.TabularSampler.hash_by_splits`).
+
+    The thresholds are read by the functions registered with :func:`register_split_reader`
+    (the speed layer's :mod:`skanchors._speed.splits`); None where none reads them.
     """
     for read in _SPLIT_READERS:
         found = read(estimator)

@@ -48,7 +48,9 @@ def disabled():
     """Within this block, models wrapped (:class:`~skanchors.ProbabilityModel`,
     :class:`~skanchors.models.RegressionModel`, an explainer's ``fit``) are called through
     their own ``predict_proba`` or ``predict``. The switch is read when a model is wrapped,
-    for the whole process (all threads); a wrapper keeps what it got."""
+    for the whole process (all threads); a wrapper keeps what it got. The split thresholds
+    (:func:`~skanchors.models.split_thresholds`) are still read: they decide which rows are
+    sent to the model, not what it predicts for them."""
     global _ENABLED
     before = _ENABLED
     _ENABLED = False

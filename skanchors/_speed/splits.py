@@ -10,18 +10,12 @@ from .hist_boosting import _HistBoostingProba, _is_hist_boosting
 
 
 def split_thresholds(estimator):
-    """``(thresholds, dtype)``: per feature, the sorted thresholds at which the trees of
-    ``estimator`` split it, and the precision they compare values in; None unless it is a
-    scikit-learn random forest, extra trees, gradient boosting or histogram gradient boosting
-    model, classifier or regressor, whose predictions are the library's own. A categorical
-    feature of histogram boosting, split by sets of categories, has None: every category is
-    a value of its own.
-
-    Such a model sees a value only through comparisons ``dtype(x) <= threshold`` (float32
-    for the first three, float64 for histogram boosting): two inputs whose features fall
-    between the same thresholds get the same prediction to the last bit, and the explainer
-    predicts one of them (see :meth:`skanchors.samplers.TabularSampler.hash_by_splits`).
-    """
+    """What :func:`skanchors.models.split_thresholds` returns: per feature, the sorted
+    thresholds at which the trees of a scikit-learn forest, gradient boosting or histogram
+    gradient boosting model (classifier or regressor, its prediction path the library's own)
+    split it (None for a categorical feature of histogram boosting, split by sets of
+    categories), and the precision they compare values in (float32 for the first two, float64
+    for histogram boosting); None for other models."""
     methods = ("predict_proba", "predict")
     n = getattr(estimator, "n_features_in_", None)
     if any(check(estimator, m) for check in (_is_forest, _is_boosting) for m in methods):
