@@ -13,6 +13,8 @@ of rows to draw from); :mod:`._tabular_instance` holds the sampling algorithm fo
 :mod:`._tabular_input` the input checks and :mod:`._tabular_edges` the bin edges.
 """
 
+from __future__ import annotations
+
 import threading
 
 import numpy as np
