@@ -457,7 +457,7 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     blocks, stratum counts and bounds are numpy and plain floats, and the prediction cache is
     dictionaries, as with ``SKANCHORS_NUMBA=0``."""
     from skanchors import AnchorExplainer, _cache, _search, _trees
-    from skanchors.samplers import tabular as tabular_sampler
+    from skanchors.samplers import _tabular_kernels as tabular_sampler
 
     # replaced rows unless a configuration says otherwise: the distribution alibi and the
     # authors' package search, which these reports compare against (not the default "auto")

@@ -8,8 +8,6 @@ same way for both.
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
 from numbers import Integral, Number
 
 import joblib
@@ -20,6 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from ._stacklevel import outside_stacklevel
 from ._validation import check_params
 from .samplers.tabular import TabularSampler
 
@@ -217,22 +216,6 @@ def n_workers(n_jobs, n_tasks):
     for ``n_jobs`` (``-1``: every core; a backend's own under ``parallel_config``), at most
     one worker per task: ``n_jobs=64`` for 4 rows starts 4 processes, not 64."""
     return max(1, min(joblib.effective_n_jobs(n_jobs), n_tasks))
-
-
-def outside_stacklevel():
-    """The ``stacklevel`` for a warning its caller raises: the first frame outside skanchors
-    and scikit-learn (whose wrappers, Pipelines and searches may stand between), i.e. the
-    user's line that called ``explain``, ``transform``, ``fit``, or a Pipeline's method."""
-    import sklearn
-
-    inside = tuple(
-        os.path.dirname(os.path.abspath(module.__file__)) + os.sep
-        for module in (sys.modules[__package__], sklearn)
-    )
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _check_reference_data(X):

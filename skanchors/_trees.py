@@ -12,10 +12,9 @@ with less memory traffic.
   left child is the next node. A leaf holds the value the traversal adds in place of the
   threshold when a float32 holds it exactly (a classifier of two classes: the second class's
   fraction, the first's being one minus it; a regressor: the value), and the index of its row of
-  values otherwise, so most leaves cost no second load. The benchmark's
-  Adult forest (100 trees, 669,000 nodes, depth 42) takes 5.4 MB of nodes and 5.4 MB of leaf
-  values instead of 43 MB and 11 MB, and every one of its leaves holds its value (its trees
-  are grown to pure leaves), so its traversal reads the nodes alone.
+  values otherwise, so most leaves cost no second load. The nodes take an eighth of
+  scikit-learn's memory, and a forest grown to pure leaves (a random forest's default) holds
+  every leaf's value in its nodes, so its traversal reads the nodes alone.
 - A traversal is a chain of dependent loads: each node's address comes from the one before.
   Six rows are walked down a tree in lockstep (:data:`~skanchors._tree_kernels.LANES`), so
   their loads overlap instead of waiting one after another, each step to the left or right
@@ -26,13 +25,6 @@ with less memory traffic.
   its leading class is ahead by more than the remaining trees could close (each tree adds
   class fractions in [0, 1], so moves any difference between two classes by at most 1).
 
-Explaining 20 Adult rows with the forest took 0.68 times the CPU time of scikit-learn's
-traversal (``bench/revisions.py``, same anchors), and leaf values in the nodes, computed steps
-and six lanes took that to 0.84 times as long again (Titanic's forest 0.95;
-``bench/results_revisions_leaves.md``); the median explanation took 0.35, 0.29 and
-0.32 times as long as with scikit-learn's traversal on the benchmark's three row sets (head
-to head, in the same repetitions, ``bench/results_tabular*.md``).
-
 Gradient boosting. Its stages are shallow regression trees (depth 3 by default), where a
 traversal's cost is not memory but the processor's branch prediction: each split sends a row
 left or right at random, and scikit-learn's loop waits for every misprediction. ``complete``
@@ -41,16 +33,14 @@ children of position ``i`` are ``2i + 1`` and ``2i + 2``; a leaf above the last 
 every position below it), and ``boosting_add`` moves all rows of a call down a tree one level
 at a time, each row's next position computed from its comparison without a branch, then adds
 each leaf's value times the learning rate (the product scikit-learn adds) to the row's raw
-prediction, stage after stage. On the benchmark's models (100 stages, 80-600 rows a call)
-that took 0.33-0.42 times scikit-learn's time, and explanations 0.83 (Titanic) and 0.80
-(Adult) of their CPU time, with the same anchors (``bench/results_revisions_boosting.md``).
+prediction, stage after stage: no branch to mispredict, and the same sums to the last bit.
 
 Thresholds. scikit-learn compares a float32 feature value with a float64 threshold. For a
 float32 ``x`` and any ``t``, ``x <= t`` exactly when ``x <= f``, with ``f`` the largest float32
 not above ``t``, so the threshold is stored as that float32 and the comparison is unchanged.
 
 Nothing here is imported by ``import skanchors``: numba is loaded at the first forest's
-``fit`` (its code compiled once, a few seconds, and cached on disk by numba). Setting the
+``fit`` (its code compiled once and cached on disk by numba). Setting the
 environment variable ``SKANCHORS_NUMBA=0`` keeps to scikit-learn's traversal.
 """
 

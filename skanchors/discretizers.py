@@ -24,6 +24,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._stacklevel import outside_stacklevel
+
 __all__ = [
     "QuantileDiscretizer",
     "EdgesDiscretizer",
@@ -123,8 +125,6 @@ class _BaseDiscretizer(TransformerMixin, BaseEstimator):
             name for name, col in zip(self._names(), X.T) if np.nanmin(col) == np.nanmax(col)
         ]
         if constant:
-            from ._base import outside_stacklevel  # (._base imports this module)
-
             warnings.warn(
                 f"Feature(s) {constant} have a single value in X: no bin edge can split "
                 "the data, so they never appear in a rule or an explanation.",

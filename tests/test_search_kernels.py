@@ -12,10 +12,10 @@ from skanchors import AnchorExplainer
 from skanchors import _cache as cache
 from skanchors import _search as search
 from skanchors._search import SampleStore, StratifiedArms
-from skanchors.samplers import tabular
+from skanchors.samplers import _tabular_kernels as tabular
 from skanchors.samplers.tabular import TabularSampler
 
-kernel = tabular._block_kernel()
+kernel = tabular.block_kernel()
 arm_kernel = search._arm_kernel()
 table_kernels = cache._table_kernels()
 pytestmark = pytest.mark.skipif(
@@ -164,7 +164,7 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
 @pytest.mark.parametrize(
     "module, cached, load",
     [
-        (tabular, "_BLOCK_KERNEL", "_block_kernel"),
+        (tabular, "_BLOCK_KERNEL", "block_kernel"),
         (search, "_ARM_KERNEL", "_arm_kernel"),
         (cache, "_TABLE_KERNELS", "_table_kernels"),
     ],

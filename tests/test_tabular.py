@@ -1882,7 +1882,7 @@ def test_edges_and_categorical_features_name_number_named_columns():
 
 
 def test_split_codes_compare_as_the_trees_do():
-    from skanchors.samplers.tabular import _split_codes
+    from skanchors.samplers._tree_splits import split_codes as _split_codes
 
     codes = _split_codes(np.array([1.0, 1.5, 2.0, 3.0, 3.5, np.nan]), np.array([1.5, 3.0]))
     assert codes.tolist() == [0, 0, 1, 1, 2, 3]
@@ -2003,6 +2003,7 @@ def test_histogram_boosting_with_categories_keeps_each_category_apart():
 def test_bit_counts_of_packed_masks_match_a_plain_count():
     # The coverage of rules is counted from packed masks: numpy's bit count where numpy has
     # one (>= 2), the SWAR count on 64-bit words otherwise; both must be exact.
+    from skanchors.samplers import _popcount as pc
     from skanchors.samplers import tabular as tab
 
     rng = np.random.default_rng(0)
@@ -2011,12 +2012,12 @@ def test_bit_counts_of_packed_masks_match_a_plain_count():
     padded[:, :1000] = masks
     bits = np.packbits(padded, axis=1)
     expected = masks.sum(axis=1).tolist()
-    assert tab._popcounts_swar(bits).tolist() == expected
-    assert tab._popcounts_1x(bits).tolist() == expected  # lookup table (narrow rows)
+    assert pc._popcounts_swar(bits).tolist() == expected
+    assert pc._popcounts_1x(bits).tolist() == expected  # lookup table (narrow rows)
     wide = np.packbits(np.tile(padded, (1, 3)), axis=1)  # 384 bytes a row: SWAR
-    assert tab._popcounts_1x(wide).tolist() == [3 * e for e in expected]
-    assert tab._popcounts(bits).tolist() == expected
-    assert tab._bitcount(bits[2]) == expected[2]
+    assert pc._popcounts_1x(wide).tolist() == [3 * e for e in expected]
+    assert pc.popcounts(bits).tolist() == expected
+    assert pc.bitcount(bits[2]) == expected[2]
     # the sampler's own masks are padded to whole words, and counted alike
     X = pd.DataFrame({"a": np.arange(1001.0), "b": ["u", "v", "w"] * 333 + ["u", "u"]})
     sampler = tab.TabularSampler().fit(X)
@@ -2029,12 +2030,13 @@ def test_bit_counts_of_packed_masks_match_a_plain_count():
 @pytest.mark.parametrize("compiled", [True, False])
 def test_coverage_of_rules_is_the_share_of_reference_rows_they_cover(compiled, monkeypatch):
     # compiled: the AND-and-count kernel (with numba); else numpy's arrays, the same counts
+    from skanchors.samplers import _tabular_kernels as kernels
     from skanchors.samplers import tabular as tab
 
-    if compiled and tab._block_kernel() is None:
+    if compiled and kernels.block_kernel() is None:
         pytest.skip("numba is not installed")
     if not compiled:
-        monkeypatch.setattr(tab, "_BLOCK_KERNEL", False)
+        monkeypatch.setattr(kernels, "_BLOCK_KERNEL", False)
     rng = np.random.default_rng(3)
     X = pd.DataFrame(
         {"a": rng.normal(size=1500), "b": rng.normal(size=1500), "c": rng.choice(list("uvw"), 1500)}
@@ -2117,7 +2119,7 @@ def test_a_column_of_many_values_finds_codes_as_a_dict_would(monkeypatch):
     # columns of more than 4096 distinct values look them up by binary search (numbers) or in
     # a pandas Index (a million floats took 400 MB as a dict): the codes, and so the
     # anchors, must not change
-    import skanchors.samplers.tabular as tabular
+    import skanchors.samplers._tabular_values as tabular
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame(

@@ -1,5 +1,6 @@
-"""The compiled stream-block generation of :mod:`skanchors.samplers.tabular` (imported only
-when numba is; see :mod:`skanchors._numba`).
+"""The compiled stream-block generation of :mod:`skanchors.samplers._tabular_instance`
+(imported only when numba is, by :mod:`skanchors.samplers._tabular_kernels`; see
+:mod:`skanchors._numba`).
 
 :func:`make_blocks` does what ``TabularInstance._make_blocks`` does with numpy arrays for the
 default perturbation (uniform draws from the sampler's flat store of pools), in one pass and
@@ -14,9 +15,8 @@ import numpy as np
 # whether row r satisfies every predicate of pair p: _inside(holds, r, pair_preds, p)
 from .._arm_kernels import _inside
 
-# the SWAR popcount's masks and shifts, as tabular._popcounts_swar uses them (this module is
-# imported by tabular's kernel loaders, after tabular itself)
-from .tabular import _FOUR, _H01, _M1, _M2, _M4, _ONE, _TOP, _TWO
+# the SWAR popcount's masks and shifts, as _popcount._popcounts_swar uses them
+from ._popcount import _FOUR, _H01, _M1, _M2, _M4, _ONE, _TOP, _TWO
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -26,7 +26,7 @@ _S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 
 @numba.njit(inline="always")
 def _word(seed, counter):
-    # SplitMix64's output for counter `counter` of `seed` (tabular._mix64_array)
+    # SplitMix64's output for counter `counter` of `seed` (_splitmix.mix64_array)
     x = seed + counter * _GAMMA + _GAMMA
     x ^= x >> _S30
     x *= _MUL1
@@ -38,7 +38,7 @@ def _word(seed, counter):
 
 @numba.njit(inline="always")
 def _below(z, size):
-    # tabular._uniform_below: the top 32 bits times the size, divided by 2**32
+    # _splitmix.uniform_below: the top 32 bits times the size, divided by 2**32
     return ((z >> _S32) * size) >> _S32
 
 
