@@ -1014,8 +1014,9 @@ def _explain_chunk(
     anchors = run_batched(task, one, len(rows))
     if isinstance(cache, CallAccounts):
         requests = [a.__dict__.pop("_requests", None) for a in anchors]
-        for anchor, (calls, n_rows) in zip(anchors, cache.attribute(requests)):
-            anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
+        for anchor, own, (calls, n_rows) in zip(anchors, requests, cache.attribute(requests)):
+            if own is not None:  # (None: the search counted its calls itself)
+                anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
     return anchors
 
 
@@ -1192,7 +1193,9 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     predict, label = task.labeler(target)
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
-    accounts = None if shared is None else shared.cache
+    # (a search that did not go through the shared cache, as a text search, counted its own
+    # calls: they are the same whether or not they were merged with other rows' calls)
+    accounts = None if shared is None or store.shared is None else shared.cache
     requests = accounts.close(store) if isinstance(accounts, CallAccounts) else None
     # the bounds at the level the search validated at, so that is_anchor reads off them
     beta = result.beta

@@ -181,6 +181,27 @@ def test_repeated_perturbations_are_predicted_once():
     assert model.rows == anchor.n_rows_predicted  # every row, the document itself included
 
 
+@pytest.mark.parametrize("sampler", [UnkSampler(), CorpusSampler()], ids=["unk", "corpus"])
+def test_each_anchor_counts_its_own_calls_whether_or_not_rows_share_them(sampler, monkeypatch):
+    # Whether documents explained together share model calls depends on how long a one-row
+    # call takes; with sharing, every text anchor reported 1 call and 1 row (its document's
+    # own prediction) instead of what its search cost.
+    import skanchors.explainer as explainer_module
+
+    docs = [SPAM, "win a free trip to paris now", "free tickets, call now"]
+    runs = []
+    for limit in (float("inf"), 0.0):  # never shared, always shared
+        monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", limit)
+        model = WordModel("free", "win")
+        explainer = AnchorExplainer(model, sampler=sampler, random_state=0)
+        anchors = explainer.fit(DOCS).explain(docs)
+        counts = [(a.n_model_calls, a.n_rows_predicted) for a in anchors]
+        assert sum(n for _, n in counts) == model.rows  # every row predicted, counted once
+        runs.append(([str(a) for a in anchors], counts))
+    assert runs[1] == runs[0]
+    assert min(n for _, n in runs[0][1]) > 10  # (a search, not only the document itself)
+
+
 @pytest.mark.parametrize("cache_size", [0, 250_000])
 def test_a_document_explained_again_reuses_its_search(cache_size):
     # cache_size promised reuse "in this or later calls" and gave text none: two identical
