@@ -39,10 +39,9 @@ __all__ = [
 # Newton converges quadratically; 50 steps is a safety cap, never reached in practice.
 _NEWTON_STEPS = 50
 
-# Up to this many arms, bounds are computed arm by arm in plain floats: numpy's cost per call
-# (about 20 calls per Newton step) outweighs the arithmetic. Measured on the bounds the
-# benchmark's Adult searches compute (9-16 arms): 125 us a call in floats against 390 us in
-# numpy; the two break even near 45 arms.
+# Up to this many arms, bounds are computed arm by arm in plain floats: for a handful of arms
+# numpy's fixed cost per call (about 20 calls per Newton step) outweighs the arithmetic; both
+# give the same bounds.
 SCALAR_ARMS = 32
 
 

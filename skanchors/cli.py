@@ -193,8 +193,8 @@ def cmd_demo(args, out=None):
     out = sys.stdout if out is None else out
     from threadpoolctl import threadpool_limits
 
-    # The explainer makes many small model calls; OpenMP thread start-up in each of them costs
-    # more than the prediction itself (HistGradientBoosting on 200 rows: 78 ms vs 10 ms).
+    # The explainer makes many small model calls; OpenMP thread start-up in each of them can
+    # cost more than the prediction itself (histogram gradient boosting on a few rows).
     with threadpool_limits(limits=1):
         demo_tabular(args, out)
         demo_text(args, out)
