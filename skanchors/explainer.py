@@ -1000,8 +1000,9 @@ def _explain_chunk(
     anchors = run_batched(task, one, len(rows))
     if isinstance(cache, CallAccounts):
         requests = [a.__dict__.pop("_requests", None) for a in anchors]
-        for anchor, (calls, n_rows) in zip(anchors, cache.attribute(requests)):
-            anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
+        for anchor, asked, (calls, n_rows) in zip(anchors, requests, cache.attribute(requests)):
+            if asked is not None:  # (else its search counted its own calls and rows)
+                anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
     return anchors
 
 
@@ -1179,7 +1180,11 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
     accounts = None if shared is None else shared.cache
-    requests = accounts.close(store) if isinstance(accounts, CallAccounts) else None
+    # Only a search whose predictions went through the cache (streams, reference rows) has
+    # requests to attribute; a text search predicts its own rows, counted as it went.
+    requests = None
+    if isinstance(accounts, CallAccounts) and store.shared is not None:
+        requests = accounts.close(store)
     # the bounds at the level the search validated at, so that is_anchor reads off them
     beta = result.beta
     counts, precisions, lb, ub = estimate(store, result.order, beta)

@@ -1,6 +1,7 @@
 """AnchorExplainer on text: known answers for every sampler, sklearn text pipelines, errors."""
 
 import dataclasses
+import time
 import warnings
 
 import numpy as np
@@ -179,6 +180,31 @@ def test_repeated_perturbations_are_predicted_once():
     assert anchor.n_rows_predicted <= 8 + 1  # (+ the document itself, predicted first)
     assert anchor.n_samples > 8
     assert model.rows == anchor.n_rows_predicted  # every row, the document itself included
+
+
+def test_documents_explained_together_count_their_own_rows():
+    # A slow model makes the searches of several documents share their calls (threads);
+    # each anchor then reported 1 row and 1 call (its document's own prediction), because
+    # only searches through the shared cache were attributed and text searches are not.
+    class Slow(WordModel):
+        def predict_proba(self, X):
+            time.sleep(0.02)
+            return super().predict_proba(X)
+
+    docs = ["win a free prize now", "free entry to win cash", "a free lunch for the team"]
+    model = Slow("free")
+    together = AnchorExplainer(model, random_state=0).fit(DOCS).explain(docs)
+    shared_calls = model.calls
+    alone = []
+    for doc in docs:
+        model = Slow("free")
+        alone += AnchorExplainer(model, random_state=0).fit(DOCS).explain([doc])
+        alone[-1].calls = model.calls
+    assert [str(a) for a in together] == [str(a) for a in alone]
+    counts = [(a.n_model_calls, a.n_rows_predicted) for a in together]
+    assert counts == [(a.n_model_calls, a.n_rows_predicted) for a in alone]
+    assert min(rows for _, rows in counts) > 10
+    assert shared_calls < sum(a.calls for a in alone)  # (the calls were shared)
 
 
 @pytest.mark.parametrize("cache_size", [0, 250_000])
