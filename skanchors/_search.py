@@ -391,11 +391,13 @@ class SampleStore(_Predictions):
             keys.append(k)
             holds.append(h)
             ids.append(np.full(n, self._id(anchor)))
-        keys = np.ascontiguousarray(np.concatenate(keys))
-        native = np.concatenate(native) if self.stratified else None
+        # (one request: its arrays as they are, not copies: a long document's are large)
+        join = (lambda parts: parts[0]) if len(requests) == 1 else np.concatenate
+        keys = np.ascontiguousarray(join(keys))
+        native = join(native) if self.stratified else None
         if self.masks is not None:
             self.masks.record(self.size, requests, states)
-        return self._store(keys, np.concatenate(holds), np.concatenate(ids), native, None)
+        return self._store(keys, join(holds), join(ids), native, None)
 
     def _store(self, keys, holds, ids, native, hashes, memos=None):
         """Label new samples (one model call) and append them; returns ``(start, stop)``.

@@ -120,20 +120,26 @@ class ExtensionCounts:
         if parents is None or len(parents) != len(candidates):
             return None
         groups = {}
+        inside = {}  # each parent as given -> (sorted tuple, set)
         seen = set()
         for j, (cand, parent) in enumerate(zip(candidates, parents)):
-            parent = tuple(sorted(parent))
-            members = set(cand)
-            extra = members.difference(parent)
-            if len(extra) != 1 or len(members) != len(parent) + 1 or len(cand) != len(members):
+            known = inside.get(parent)
+            if known is None:
+                ordered = tuple(sorted(parent))
+                known = inside[parent] = (ordered, set(ordered))
+            ordered, members = known
+            extra = [q for q in cand if q not in members]
+            key = frozenset(cand)
+            # (a candidate holding its parent, one predicate more, none twice; a rule given
+            # twice is left to the general path)
+            if len(extra) != 1 or len(key) != len(cand) or len(cand) != len(ordered) + 1:
                 return None
-            key = frozenset(members)
-            if key in seen:  # the same rule twice: counted by the general path
+            if key in seen:
                 return None
             seen.add(key)
-            positions, added = groups.setdefault(parent, ([], []))
+            positions, added = groups.setdefault(ordered, ([], []))
             positions.append(j)
-            added.append(extra.pop())
+            added.append(extra[0])
         groups = {
             p: (np.array(js, dtype=np.intp), np.array(qs, dtype=np.intp))
             for p, (js, qs) in groups.items()

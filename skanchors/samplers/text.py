@@ -336,8 +336,9 @@ class TextInstance:
 
     Notes
     -----
-    ``sample`` returns ``keys``, an ``int32`` matrix with one column per word: ``-1`` where the
-    word is kept, else the id of its replacement (what the id means depends on the sampler), and
+    ``sample`` returns ``keys``, an integer matrix (``int32``; ``int8`` for :class:`UnkSampler`,
+    whose ids are all 0) with one column per word: ``-1`` where the word is kept, else the id of
+    its replacement (what the id means depends on the sampler), and
     ``holds``, the boolean matrix "word kept". A replacement never equals the original word
     (the samplers exclude it), so ``holds`` is exactly the truth of each predicate.
     """
@@ -390,7 +391,7 @@ class TextInstance:
 
         Returns
         -------
-        keys : ndarray of int32, shape (n, n_words)
+        keys : ndarray of int32 (int8 for UNK), shape (n, n_words)
             ``-1`` for a kept word, else the id of its replacement.
         holds : ndarray of bool, shape (n, n_words)
             Which words are kept (which predicates hold).
@@ -583,8 +584,9 @@ class UnkInstance(TextInstance):
         return np.zeros(len(rows), dtype=np.int32)
 
     def _keys(self, keep, rng):
-        # -1 where kept, 0 (the token) elsewhere: nothing is drawn
-        return -(keep.astype(np.int32))
+        # -1 where kept, 0 (the token) elsewhere: nothing is drawn (int8: a long document's
+        # samples are large)
+        return -(keep.view(np.int8))
 
     def _replacement(self, keys):
         return self._table[keys]
