@@ -185,3 +185,48 @@ def test_max_time_is_honoured_within_a_batch_of_the_lime_aggregator():
     assert time.perf_counter() - start < 5.0 and model.calls <= 6
     assert agg.stopped_early_ and agg.n_documents_seen_ == 0
     assert agg.unprocessed_indices_.tolist() == list(range(len(docs)))
+
+
+# ------------------------------------------------------------------- LIME
+def test_lime_surrogate_on_more_words_than_samples_is_the_same_estimator():
+    # without the (features x features) Gram matrix: the ridge in its dual form, forward
+    # selection by Gram-Schmidt on the samples
+    from skanchors import _lime_wide
+    from skanchors.lime import _forward_selection, _highest_weights, _weighted_ridge
+
+    rng = np.random.default_rng(0)
+    Z = rng.random((60, 300)) < 0.5
+    Z[0] = True  # (the explained instance)
+    y = Z @ (rng.normal(size=300) * (rng.random(300) < 0.05)) + 0.1 * rng.normal(size=60)
+    w = rng.random(60)
+    dense = Z.astype(float)
+    coef, intercept = _lime_wide.ridge(Z, y, w, alpha=1.0)
+    expected, expected_intercept = _weighted_ridge(dense, y, w, alpha=1.0)
+    np.testing.assert_allclose(coef, expected, atol=1e-12)
+    assert intercept == pytest.approx(expected_intercept, abs=1e-12)
+    assert _lime_wide.forward_selection(Z, y, w, 6) == _forward_selection(dense, y, w, 6)
+    assert _lime_wide.highest_weights(Z, y, w, 6) == _highest_weights(dense, y, w, 6)
+    assert _lime_wide.ridge(Z, np.full(60, 0.3), w, 1.0)[1] == 0.3  # a constant target
+
+
+@pytest.mark.parametrize("selection", ["forward_selection", "highest_weights", "none"])
+def test_lime_explains_a_long_document_in_memory_linear_in_its_length(selection):
+    # 5,000 words, 300 samples: the surrogate's (words x words) Gram matrix alone was 200 MB
+    # (and a solve of 5,000 unknowns); the six words the model reads are still found
+    from skanchors import LimeExplainer
+
+    n = 5_000
+    words = [f"w{i}" for i in np.random.default_rng(0).integers(0, 2000, size=n)]
+    for at, word in zip((10, 900, 2000, 3100, 4000, 4990), ["good"] * 4 + ["bad"] * 2):
+        words[at] = word
+    document = " ".join(words)
+    explainer = LimeExplainer(
+        Lexicon(), n_samples=300, n_features=6, feature_selection=selection, random_state=0
+    ).fit([document])
+    explainer.explain(["a good film"])
+    explanation, peak = traced_peak(lambda: explainer.explain([document])[0])
+    assert peak < 8 * 2**20 + 3_000 * n
+    top = sorted(word for word, _ in explanation.as_list()[:6])
+    assert top == sorted(
+        f"{w}[{at}]" for at, w in zip((10, 900, 2000, 3100, 4000, 4990), ["good"] * 4 + ["bad"] * 2)
+    ), top

@@ -49,6 +49,8 @@ __all__ = [
 # Samples are drawn and decoded in blocks of rows of at most this many cells (rows x words), so
 # that a long document's perturbations never make one (rows x words) float or object matrix.
 _BLOCK_CELLS = 1 << 20
+# ... and decoded in blocks of at most this many pieces (words and the text between them).
+_DECODE_CELLS = 1 << 18
 
 # Unicode's marks (categories Mn, Mc, Me) lie in planes 0, 1 and 14; planes 2 and 3 hold only
 # ideographs.
@@ -444,7 +446,7 @@ class TextInstance:
         if keys.ndim != 2 or keys.shape[1] != self.n_predicates:
             raise ValueError(f"keys must have shape (n, {self.n_predicates}), got {keys.shape}.")
         # in blocks of rows: the pieces of a long document are (rows x words) object arrays
-        step = max(1, _BLOCK_CELLS // (2 * keys.shape[1] + 1))
+        step = max(1, _DECODE_CELLS // (2 * keys.shape[1] + 1))
         texts = []
         for lo in range(0, len(keys), step):
             texts.extend(self._decode(keys[lo : lo + step]))
