@@ -25,9 +25,14 @@ Shared perturbation pool (``shared_pool=True``).
     duplicates predicted once -- when the document has more than ``1 / keep_proba`` tokens to
     test, else the pool would cost more than it saves; every candidate token reads its
     precision from the samples that kept it. Only tokens whose bounds have not decided
-    anchor / not anchor get more samples, drawn with the token forced kept (draws of
-    ``D(z | i kept)``). ``shared_pool=False`` is the naive test: every token gets its own
-    samples from ``D(z | i kept)``, none reused across tokens.
+    anchor / not anchor get more samples: a pool again when the document has more than
+    ``1 / keep_proba`` of them (its rows that keep a token are draws of ``D(z | i kept)``),
+    else ``sample_size`` rows per token drawn with the token forced kept, whichever predicts
+    fewer rows. A round thus costs at most ``2 * sample_size / keep_proba`` rows of a
+    document, whatever its length (forced draws for every undecided token of a 100,000-word
+    document were a (tokens x 32) x words matrix). ``shared_pool=False`` is the naive test:
+    every token gets its own samples from ``D(z | i kept)``, none reused across tokens, so a
+    document costs rows in proportion to its tokens, each as long as the document.
 Model calls batched across documents.
     A batch of documents is tested together: round 0 draws the pools (naive: every token's
     first samples) of *all* its documents and predicts them in one model call; every later
@@ -200,7 +205,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         one is used as is.
     shared_pool : bool, default=True
         One perturbation pool per document serves all its tokens (see the module notes);
-        ``False`` is the naive per-token test.
+        ``False`` is the naive per-token test, whose rows grow with the square of a
+        document's length (as many rows as tokens, each as long as the document).
     sample_size : int >= 1, default=32
         Perturbations per token and sampling round (the pool has ``sample_size / keep_proba``).
         With ``delta=0.1`` a token whose samples all keep the class is decided after 22 of
