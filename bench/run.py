@@ -51,6 +51,7 @@ class Suite:
 
 HONESTY_BASE = "e8095f3"  # the code before issue 44's precision fixes
 FAULTS_BASE = "e8095f3"
+LONG_BASE = "332870d"  # the code before issue 48's long-document changes
 MEMORY_BASE = "cb6619f"  # the search store before 32-bit pools and stream places
 PAPER_CONFIGS = [
     "--config",
@@ -250,6 +251,18 @@ SUITES = {
         quick=[["faults.py", "--repeats", "1", "--output", "{tmp}/faults"]],
         reports=["results_faults"],
         minutes="15",
+    ),
+    "long-documents": Suite(
+        about=f"time and memory to explain and aggregate documents of 1k, 10k and 100k "
+        f"words, against {LONG_BASE}",
+        env="dev",
+        steps=[["long_documents.py", LONG_BASE, "--timeout", "900"]],
+        quick=[
+            ["long_documents.py", "HEAD", "--sizes", "1000", "--cases", "0"]
+            + ["--output", "{tmp}/long"]
+        ],
+        reports=["results_long_documents"],
+        minutes="50",
     ),
     "honesty": Suite(
         about=f"what validating on samples drawn after the choice costs, text and tables, "

@@ -37,6 +37,8 @@ _MAX_SEARCHES = 10_000
 
 
 _HASH_MULT = {}
+# row_hash reads at most this many cells (rows x keys) at once.
+_HASH_BLOCK_CELLS = 1 << 20
 _IN_FLIGHT = -2  # skanchors._cache_kernels.IN_FLIGHT
 
 
@@ -47,8 +49,16 @@ def row_hash(keys):
     equal model inputs (the search's deduplication and the shared prediction cache).
     """
     mult = hash_multipliers(keys.shape[1])
-    # Integer array arithmetic wraps silently (no overflow warning to silence).
-    return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    # Integer array arithmetic wraps silently (no overflow warning to silence). In blocks of
+    # rows: a long document's rows would make a (rows x words) uint64 matrix at once.
+    step = max(1, _HASH_BLOCK_CELLS // max(keys.shape[1], 1))
+    if len(keys) <= step:
+        return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    out = np.empty(len(keys), dtype=np.uint64)
+    for lo in range(0, len(keys), step):
+        block = keys[lo : lo + step].astype(np.uint64)
+        out[lo : lo + step] = (block * mult).sum(axis=1, dtype=np.uint64)
+    return out
 
 
 def hash_multipliers(width):

@@ -22,6 +22,11 @@ modality, through four members:
 ``holds_of(keys)`` (optional, with ``exact_reuse``)
     The ``holds`` matrix of rows of ``keys``, when the keys tell it (text: a word is kept
     exactly when its key is -1); the store then keeps the keys only.
+``replayable`` (optional, default False, with ``holds_of``)
+    True when ``sample`` draws from its generator only, and cheaply: a store of an instance
+    of many predicates then keeps one bit per predicate and sample and the generator's state
+    before each draw, and draws a sample again when its keys are asked for
+    (:class:`skanchors._wide.PackedMasks`).
 ``predicate_groups`` (optional)
     An integer per predicate; the predicates of a group are nested sets (tabular: the bounds
     on one side of a feature, ``age <= 28`` inside ``age <= 36``). A rule is extended by a
@@ -77,6 +82,7 @@ from ._bandit import (
 )
 from ._cache import STREAM_BLOCK, lookup, row_hash
 from ._numba import compiled
+from ._wide import ExtensionCounts, PackedMasks
 
 __all__ = [
     "SampleStore",
@@ -272,6 +278,16 @@ class SampleStore(_Predictions):
         self.anchor_id = np.zeros(cap, dtype=np.int64)
         self.labels = np.zeros(cap, dtype=np.int64)
         self.keys = None
+        # A long document's samples are kept as bits and their draws' states, not as keys.
+        self.masks = None
+        if (
+            self.exact_reuse
+            and not self.streamed
+            and self.holds is None
+            and getattr(instance, "replayable", False)
+            and instance.n_predicates >= _PACK_FROM
+        ):
+            self.masks = PackedMasks(instance, rng, cap)
         self.size = 0
         # Samples read from streams are kept as their places in the streams, from which the
         # examples' keys are read again, not as their keys (a thousand of them per sample on
@@ -288,7 +304,7 @@ class SampleStore(_Predictions):
         elif self.stratified:
             self.native = np.zeros((cap, instance.n_predicates), dtype=bool)
         self._anchors = []  # conditioning sets, indexed by anchor_id
-        self._conditioning = np.zeros((0, instance.n_predicates), dtype=np.float32)
+        self._conditioning = None  # their sparse matrix (_conditioning_matrix)
         self._anchor_index = {}
 
     def arms(self, candidates, parents=None, fresh=False):
@@ -299,7 +315,7 @@ class SampleStore(_Predictions):
             return CandidateArms(self, candidates, since=self.size)
         if self.stratified and parents is not None:
             return StratifiedArms(self, candidates, parents)
-        return CandidateArms(self, candidates)
+        return CandidateArms(self, candidates, parents=parents)
 
     def _id(self, anchor):
         anchor = tuple(sorted(anchor))
@@ -322,6 +338,8 @@ class SampleStore(_Predictions):
             new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
+        if self.masks is not None:
+            self.masks.grow(self.size, new_cap)
 
     def draw(self, requests):
         """Draw samples for several anchors and label them with a single model call.
@@ -361,8 +379,10 @@ class SampleStore(_Predictions):
                 self._window_starts.append(start)
                 at += n
             return out
-        keys, holds, ids, native = [], [], [], []
+        keys, holds, ids, native, states = [], [], [], [], []
         for anchor, n in requests:
+            if self.masks is not None:
+                states.append(self.rng.bit_generator.state)
             if self.stratified:
                 k, h, nat = self.instance.sample(anchor, n, self.rng, return_native=True)
                 native.append(nat)
@@ -371,9 +391,13 @@ class SampleStore(_Predictions):
             keys.append(k)
             holds.append(h)
             ids.append(np.full(n, self._id(anchor)))
-        keys = np.ascontiguousarray(np.concatenate(keys))
-        native = np.concatenate(native) if self.stratified else None
-        return self._store(keys, np.concatenate(holds), np.concatenate(ids), native, None)
+        # (one request: its arrays as they are, not copies: a long document's are large)
+        join = (lambda parts: parts[0]) if len(requests) == 1 else np.concatenate
+        keys = np.ascontiguousarray(join(keys))
+        native = join(native) if self.stratified else None
+        if self.masks is not None:
+            self.masks.record(self.size, requests, states)
+        return self._store(keys, join(holds), join(ids), native, None)
 
     def _store(self, keys, holds, ids, native, hashes, memos=None):
         """Label new samples (one model call) and append them; returns ``(start, stop)``.
@@ -383,7 +407,7 @@ class SampleStore(_Predictions):
         n_new = len(labels)
         if self._key_columns is None:
             self._key_columns = (keys.shape[1], keys.dtype)
-        if not self.streamed:
+        if not self.streamed and self.masks is None:
             # The keys are kept (for the examples) in the narrowest integer type that holds
             # them, widened when a later batch needs it: a search of a long document keeps
             # hundreds of thousands of samples of a thousand keys each. (narrow rows cost
@@ -395,7 +419,9 @@ class SampleStore(_Predictions):
                 self.keys = self.keys.astype(np.promote_types(self.keys.dtype, narrow))
         self._grow(n_new)
         start, stop = self.size, self.size + n_new
-        if not self.streamed:
+        if self.masks is not None:
+            self.masks.put(start, holds)
+        elif not self.streamed:
             self.keys[start:stop] = keys
         if self.holds is not None:
             self.holds[start:stop] = holds
@@ -411,6 +437,8 @@ class SampleStore(_Predictions):
     def keys_of(self, rows):
         """The keys of samples ``rows`` (kept, or read again from their streams)."""
         rows = np.asarray(rows, dtype=np.intp)
+        if self.masks is not None:
+            return self.masks.keys_of(rows)
         if not self.streamed:
             return self.keys[rows]
         width, dtype = self._key_columns or (0, np.int64)
@@ -451,49 +479,71 @@ class SampleStore(_Predictions):
         unbiased choice for the sampler (see the class docstring).
         """
         stop = self.size if stop is None else stop
-        return self._validity(candidates, reuse)(start, stop)
+        out = np.zeros((max(stop - start, 0), len(candidates)), dtype=bool)
+        if not candidates or stop <= start:
+            return out
+        relevant, validity = self._validity(candidates, reuse)
+        rows = start + np.flatnonzero(relevant[self.anchor_id[start:stop]])
+        for block in self._blocks(rows, len(candidates)):
+            out[block - start] = validity(block)
+        return out
 
-    def counts(self, candidates, start=0, stop=None, reuse=None):
+    def counts(self, candidates, start=0, stop=None, reuse=None, extensions=None):
         """(n_samples, n_positives) of each candidate over rows ``start:stop`` (all rows by
         default), as :meth:`valid` counts them.
 
-        The rows are taken in blocks, so that the (rows x candidates) matrices stay small: a
-        round of a long document has thousands of candidates and the store hundreds of
-        thousands of rows (one matrix over all of them took 2.5 GB).
+        Only the samples drawn for a set some candidate can count them for are read, in
+        blocks, so that the (rows x candidates) matrices stay small: a round of a long
+        document has thousands of candidates and the store hundreds of thousands of rows
+        (one matrix over all of them took 2.5 GB). ``extensions``
+        (:class:`skanchors._wide.ExtensionCounts` of the candidates) counts candidates that
+        each add one predicate to a parent rule with one pass over the parents' samples.
         """
         stop = self.size if stop is None else stop
         n_samples = np.zeros(len(candidates))
         n_positives = np.zeros(len(candidates))
         if not candidates or stop <= start:
             return n_samples, n_positives
-        validity = self._validity(candidates, reuse)
-        correct = (self.labels[start:stop] == self.target).astype(np.float32)
-        step = max(1, _COUNT_CELLS // max(len(candidates), self.instance.n_predicates))
-        for lo in range(start, stop, step):
-            hi = min(stop, lo + step)
-            valid = validity(lo, hi)
+        if extensions is not None and self._reuse(reuse) == "subset":
+            return extensions.count(self, start, stop)
+        relevant, validity = self._validity(candidates, reuse)
+        rows = start + np.flatnonzero(relevant[self.anchor_id[start:stop]])
+        correct = (self.labels[rows] == self.target).astype(np.float32)
+        at = 0
+        for block in self._blocks(rows, len(candidates)):
+            valid = validity(block)
             n_samples += valid.sum(axis=0)
             # float32 products are exact for counts below 2**24 (a block has fewer rows).
-            n_positives += correct[lo - start : hi - start] @ valid
+            n_positives += correct[at : at + len(block)] @ valid
+            at += len(block)
         return n_samples, n_positives
 
     def valid_indices(self, candidate, reuse=None):
         """Indices of the samples that count for ``candidate`` (in blocks, as :meth:`counts`)."""
-        validity = self._validity([candidate], reuse)
-        step = max(1, _COUNT_CELLS // max(1, self.instance.n_predicates))
-        found = [
-            lo + np.flatnonzero(validity(lo, min(self.size, lo + step))[:, 0])
-            for lo in range(0, self.size, step)
-        ]
+        relevant, validity = self._validity([candidate], reuse)
+        rows = np.flatnonzero(relevant[self.anchor_id[: self.size]])
+        found = [block[validity(block)[:, 0]] for block in self._blocks(rows, 1)]
         return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
-    def _validity(self, candidates, reuse):
-        """A function ``(lo, hi) -> valid matrix of rows lo:hi`` for :meth:`valid`."""
+    def _blocks(self, rows, n_candidates):
+        """``rows`` in blocks of at most ``_COUNT_CELLS`` (rows x candidates or predicates)."""
+        step = max(1, _COUNT_CELLS // max(n_candidates, self.instance.n_predicates))
+        return [rows[lo : lo + step] for lo in range(0, len(rows), step)]
+
+    def _reuse(self, reuse):
         if reuse is None:
-            reuse = "subset" if self.exact_reuse else "exact"
+            return "subset" if self.exact_reuse else "exact"
+        return reuse
+
+    def _validity(self, candidates, reuse):
+        """``(relevant, validity)`` for :meth:`valid`: which conditioning sets some candidate
+        can count samples of, and a function ``rows -> valid matrix of those rows``."""
+        reuse = self._reuse(reuse)
+        relevant = np.zeros(len(self._anchors), dtype=bool)
         if reuse == "exact":
             cand_ids = np.array([self._anchor_index.get(tuple(sorted(c)), -1) for c in candidates])
-            return lambda lo, hi: self.anchor_id[lo:hi, None] == cand_ids[None, :]
+            relevant[cand_ids[cand_ids >= 0]] = True
+            return relevant, lambda rows: self.anchor_id[rows, None] == cand_ids[None, :]
         if not self.exact_reuse:
             raise ValueError(
                 "reuse='subset' needs which predicates each sample satisfies, which the store "
@@ -521,31 +571,58 @@ class SampleStore(_Predictions):
             for j, m in enumerate(members):
                 mat[j, m] = 1.0
         # A conditioning set is in a candidate when the candidate holds all its predicates.
-        conditioning = self._conditioning_matrix()
-        subset = (mat @ conditioning.T).T == conditioning.sum(axis=1)[:, None]
+        conditioning, set_sizes = self._conditioning_matrix()
+        shared = conditioning @ mat.T
+        shared = shared.toarray() if scipy.sparse.issparse(shared) else np.asarray(shared)
+        subset = shared == set_sizes[:, None]
+        relevant |= subset.any(axis=1)
 
-        def validity(lo, hi):
-            holds = self._holds(lo, hi).astype(np.float32)
-            return subset[self.anchor_id[lo:hi]] & ((mat @ holds.T).T == sizes)
+        def validity(rows):
+            holds = self._holds_rows(rows).astype(np.float32)
+            return subset[self.anchor_id[rows]] & ((mat @ holds.T).T == sizes)
 
-        return validity
+        return relevant, validity
 
-    def _holds(self, lo, hi):
-        """Which predicates samples ``lo:hi`` satisfy (kept, or read off their keys)."""
+    def _holds_rows(self, rows):
+        """Which predicates samples ``rows`` (indices or a slice) satisfy (kept, or read off
+        their keys or bits)."""
+        if self.masks is not None:
+            return self.masks.rows(rows)
         if self.holds is not None:
-            return self.holds[lo:hi]
-        return self.instance.holds_of(self.keys[lo:hi])
+            return self.holds[rows]
+        return self.instance.holds_of(self.keys[rows])
+
+    def _holds_columns(self, rows, columns):
+        """``_holds_rows(rows)[:, columns]`` (only those bits, for samples kept as bits)."""
+        if self.masks is not None:
+            return self.masks.columns(rows, columns)
+        return self._holds_rows(rows)[:, columns]
+
+    def _holds_at(self, rows, columns):
+        """Whether sample ``rows[i]`` satisfies predicate ``columns[i]``, for each ``i``."""
+        if self.masks is not None:
+            return self.masks.at(rows, columns)
+        return self._holds_rows(rows)[np.arange(len(rows)), columns]
 
     def _conditioning_matrix(self):
-        """(conditioning sets x predicates) float32 0/1 matrix, grown as sets are added."""
+        """The conditioning sets as a sparse (sets x predicates) float32 0/1 matrix, and their
+        sizes; made again when sets were added."""
         known = self._conditioning
         n = len(self._anchors)
-        if known.shape[0] < n:
-            grown = np.zeros((n, self.instance.n_predicates), dtype=np.float32)
-            grown[: known.shape[0]] = known
-            for i in range(known.shape[0], n):
-                grown[i, list(self._anchors[i])] = 1.0
-            self._conditioning = known = grown
+        if known is None or known[0].shape[0] < n:
+            sizes = np.array([len(a) for a in self._anchors], dtype=np.intp)
+            indices = np.fromiter(
+                (p for a in self._anchors for p in a), dtype=np.intp, count=int(sizes.sum())
+            )
+            matrix = scipy.sparse.csr_matrix(
+                (
+                    np.ones(len(indices), dtype=np.float32),
+                    indices,
+                    np.concatenate([[0], np.cumsum(sizes)]),
+                ),
+                shape=(n, self.instance.n_predicates),
+            )
+            self._conditioning = known = (matrix, sizes.astype(np.float32))
         return known
 
     def stats(self, candidates, reuse=None):
@@ -561,11 +638,17 @@ class CandidateArms:
     store's samples from that row on count (0: all of them).
     """
 
-    def __init__(self, store, candidates, reuse=None, since=0):
+    def __init__(self, store, candidates, reuse=None, since=0, parents=None):
         self.store = store
         self.candidates = list(candidates)
         self.reuse = reuse
-        self.n_samples, self.n_positives = store.counts(self.candidates, since, reuse=reuse)
+        # candidates that each add one predicate to a parent: counted parent by parent
+        self._extensions = None
+        if parents is not None and store.exact_reuse:
+            self._extensions = ExtensionCounts.build(self.candidates, parents)
+        self.n_samples, self.n_positives = store.counts(
+            self.candidates, since, reuse=reuse, extensions=self._extensions
+        )
 
     def pull(self, indices, n):
         self.pull_each(indices, [n] * len(indices))
@@ -574,7 +657,9 @@ class CandidateArms:
         """Draw ``counts[j]`` samples for arm ``indices[j]``, all in one model call."""
         requests = [(self.candidates[i], int(c)) for i, c in zip(indices, counts)]
         start, stop = self.store.draw(requests)
-        n_samples, n_positives = self.store.counts(self.candidates, start, stop, self.reuse)
+        n_samples, n_positives = self.store.counts(
+            self.candidates, start, stop, self.reuse, extensions=self._extensions
+        )
         self.n_samples += n_samples
         self.n_positives += n_positives
 
@@ -1537,22 +1622,23 @@ def beam_search(
     known_precision[()] = float(arm_means(empty)[0])
 
     beams = {0: [()]}
+    # The order predicates were added in and the parent, of the beams only: a round of a
+    # document of d words has about d candidates, and keeping them all for every round grew
+    # with d times the rounds squared.
     order = {(): []}
     parent_of = {}
     best, best_coverage, best_key = None, -1.0, None
     size = 1
     while size <= max_size:
         candidates = []
-        seen = set()
+        added = {}  # candidate -> (its parent, the predicate it adds)
         for parent in beams[size - 1]:
             for p in _extensions(parent, d, groups, width):
                 cand = tuple(sorted(parent + (p,)))
-                if cand in seen:
+                if cand in added:
                     continue
-                seen.add(cand)
+                added[cand] = (parent, p)
                 candidates.append(cand)
-                order[cand] = order[parent] + [p]
-                parent_of[cand] = parent
         if not candidates:
             break
         coverage = instance.coverage(candidates)
@@ -1563,7 +1649,7 @@ def beam_search(
         if not candidates:
             break
         cov = dict(zip(candidates, coverage[keep]))
-        arms = make_arms(store, candidates, [parent_of[c] for c in candidates])
+        arms = make_arms(store, candidates, [added[c][0] for c in candidates])
         arms.coverage = coverage[keep]  # ties in precision go to the broader rule
         n_best = min(beam_size, len(candidates))
         # A round in which every candidate is confidently below the threshold holds no
@@ -1586,7 +1672,7 @@ def beam_search(
                 threshold,
                 beta,
                 batch_size,
-                [known_precision.get(parent_of[c], 0.0) for c in candidates],
+                [known_precision.get(added[c][0], 0.0) for c in candidates],
             )
         ):
             chosen = _ranking(arms)[-n_best:]
@@ -1596,6 +1682,11 @@ def beam_search(
             )
         chosen = np.asarray(chosen)
         beams[size] = [candidates[i] for i in chosen]
+        for cand in beams[size]:
+            parent, p = added[cand]
+            parent_of[cand] = parent
+            order[cand] = order[parent] + [p]
+        del added
         known_precision.update(zip(beams[size], arm_means(arms)[chosen].tolist()))
         # The chosen rules are validated on samples drawn after the choice: the samples that
         # chose them are the best looking of many (the winner's curse), and counting them
@@ -1647,8 +1738,10 @@ _COUNT_CELLS = 1 << 22
 # ... and multiplies by the candidates' matrix as a sparse one from this many predicates.
 _SPARSE_FROM = 64
 
-# Samples of at least this many keys (features, words) are kept in a narrower integer type.
+# Samples of at least this many keys (features, words) are kept in a narrower integer type,
+# or as bits (PackedMasks) when the instance is replayable.
 _NARROW_FROM = 64
+_PACK_FROM = 64
 
 
 def _key_dtype(keys):

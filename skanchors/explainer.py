@@ -1014,8 +1014,8 @@ def _explain_chunk(
     anchors = run_batched(task, one, len(rows))
     if isinstance(cache, CallAccounts):
         requests = [a.__dict__.pop("_requests", None) for a in anchors]
-        for anchor, own, (calls, n_rows) in zip(anchors, requests, cache.attribute(requests)):
-            if own is not None:  # (None: the search counted its calls itself)
+        for anchor, asked, (calls, n_rows) in zip(anchors, requests, cache.attribute(requests)):
+            if asked is not None:  # (else its search counted its own calls and rows)
                 anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
     return anchors
 
@@ -1193,10 +1193,12 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     predict, label = task.labeler(target)
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
-    # (a search that did not go through the shared cache, as a text search, counted its own
-    # calls: they are the same whether or not they were merged with other rows' calls)
-    accounts = None if shared is None or store.shared is None else shared.cache
-    requests = accounts.close(store) if isinstance(accounts, CallAccounts) else None
+    accounts = None if shared is None else shared.cache
+    # Only a search whose predictions went through the cache (streams, reference rows) has
+    # requests to attribute; a text search predicts its own rows, counted as it went.
+    requests = None
+    if isinstance(accounts, CallAccounts) and store.shared is not None:
+        requests = accounts.close(store)
     # the bounds at the level the search validated at, so that is_anchor reads off them
     beta = result.beta
     counts, precisions, lb, ub = estimate(store, result.order, beta)

@@ -44,7 +44,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _serial
+from . import _lime_wide, _serial
 from ._base import (
     N_JOBS,
     BaseExplainer,
@@ -77,8 +77,11 @@ from .samplers.tabular import TabularSampler
 
 __all__ = ["LimeExplainer", "LimeExplanation"]
 
-# Perturbations predicted per model call: one call unless n_samples is huge.
+# Perturbations predicted per model call: one call unless n_samples is huge...
 _MAX_ROWS_PER_CALL = 20_000
+# ... or the perturbed documents hold more words than this in all (a call's texts are decoded
+# only when it is made).
+_MAX_WORDS_PER_CALL = 1 << 24
 # The LIME package's default kernel, sqrt(exp(-D^2 / w^2)) with w = 0.75 * sqrt(n_features)
 # for tables and 25 for text (whose distance is the cosine distance times 100), is the paper's
 # exp(-D^2 / sigma^2) with sigma = w * sqrt(2).
@@ -387,7 +390,11 @@ class LimeExplainer(BaseExplainer):
         features; ``"forward_selection"``: greedily add the feature that most increases the
         weighted R^2 of a least-squares fit; ``"highest_weights"``: the K largest ``|coef|``
         of a weighted ridge (alpha 0.01) on all features; ``"none"``: every feature;
-        ``"auto"``: forward selection when K <= 6, else highest weights.
+        ``"auto"``: forward selection when K <= 6, else highest weights. With more
+        interpretable features than samples (a long document's words) the same estimators
+        are computed from the samples' (samples x samples) products, in time and memory
+        linear in the number of words; ``"lasso_path"`` alone then holds the (samples x
+        words) matrix as floats.
     kernel_width : float > 0 or None, default=None
         Width ``sigma`` of the kernel ``exp(-D^2 / sigma^2)`` (the paper's). ``None``: the
         LIME package's default kernel, ``sqrt(exp(-D^2 / w^2))`` with ``w = 0.75 * sqrt(d')``
@@ -768,6 +775,17 @@ def _own_input(sampler, instance, row):
     return None, sampler.to_model_input(row)
 
 
+def _predict_documents(model, instance, keys):
+    """Predict the documents of rows ``keys`` of a text instance in as few calls as memory
+    allows (decoded call by call): (proba, n_calls)."""
+    step = max(1, min(_MAX_ROWS_PER_CALL, _MAX_WORDS_PER_CALL // max(instance.n_predicates, 1)))
+    parts = [
+        model.predict_proba(instance.decode(keys[lo : lo + step]))
+        for lo in range(0, len(keys), step)
+    ]
+    return (parts[0] if len(parts) == 1 else np.vstack(parts)), len(parts)
+
+
 def _predict(model, inputs):
     """Predict ``inputs`` in as few calls as memory allows: (proba, n_calls)."""
     n = len(inputs)
@@ -881,11 +899,32 @@ def _select(Z, y, w, k, method):
         return list(range(Z.shape[1])), method
     if Z.shape[1] == 0:
         return [], method
+    wide = Z.dtype == bool  # more features than samples (see _explain_one)
     if method == "forward_selection":
-        return _forward_selection(Z, y, w, k), method
+        select = _lime_wide.forward_selection if wide else _forward_selection
+        return select(Z, y, w, k), method
     if method == "highest_weights":
-        return _highest_weights(Z, y, w, k), method
-    return _lasso_path(Z, y, w, k), method
+        select = _lime_wide.highest_weights if wide else _highest_weights
+        return select(Z, y, w, k), method
+    return _lasso_path(Z.astype(float) if wide else Z, y, w, k), method
+
+
+def _surrogate(Z, selected, y, w):
+    """The weighted ridge of alpha 1 on the ``selected`` columns of ``Z``: (coef, intercept,
+    fitted values); in its dual form when ``Z`` is boolean and they outnumber the rows."""
+    if Z.dtype != bool:
+        coef, intercept = _weighted_ridge(Z[:, selected], y, w, alpha=1.0)
+        return coef, intercept, Z[:, selected] @ coef + intercept
+    columns = np.asarray(selected, dtype=np.intp)
+    if len(columns) > Z.shape[0]:
+        coef, intercept = _lime_wide.ridge(Z[:, columns], y, w, alpha=1.0)
+    else:
+        coef, intercept = _weighted_ridge(Z[:, columns].astype(float), y, w, alpha=1.0)
+    fitted = np.full(Z.shape[0], intercept)
+    step = max(1, (1 << 22) // max(Z.shape[0], 1))
+    for lo in range(0, len(columns), step):
+        fitted += Z[:, columns[lo : lo + step]].astype(float) @ coef[lo : lo + step]
+    return coef, intercept, fitted
 
 
 def _explain_chunk(sampler, model, rows, targets, seeds, params, verbose):
@@ -913,16 +952,30 @@ def _explain_one(sampler, model, row, target, seed, params):
         keys, holds = instance.sample((), n, rng)
     groups = _components(instance)
     m = len(groups)
-    # z' of each perturbation: an interpretable feature is present when all its predicates hold.
-    Z = np.ones((n + 1, m), dtype=float)
-    for c, preds in enumerate(groups):
-        Z[1:, c] = np.asarray(holds)[:, preds].all(axis=1)
-    own_keys, own_input = _own_input(sampler, instance, row)
-    if own_keys is not None:
-        inputs = instance.decode(np.vstack([own_keys, keys]))
+    # z' of each perturbation: an interpretable feature is present when all its predicates
+    # hold. With more features than samples (a long document's words) Z is kept as booleans
+    # and the surrogate is fitted without (features x features) matrices (_lime_wide).
+    wide = m > n + 1
+    Z = np.ones((n + 1, m), dtype=bool if wide else float)
+    holds = np.asarray(holds)
+    if all(len(preds) == 1 for preds in groups):
+        Z[1:] = holds[:, [preds[0] for preds in groups]]
     else:
-        inputs = concat_rows([own_input, instance.decode(keys)])
-    proba, n_calls = _predict(model, inputs)
+        for c, preds in enumerate(groups):
+            Z[1:, c] = holds[:, preds].all(axis=1)
+    del holds
+    own_keys, own_input = _own_input(sampler, instance, row)
+    if params["text"]:  # (the documents decoded call by call: a long one's are large)
+        keys = np.vstack([own_keys.astype(keys.dtype), keys])
+        proba, n_calls = _predict_documents(model, instance, keys)
+        n_inputs = len(keys)
+    else:
+        if own_keys is not None:
+            inputs = instance.decode(np.vstack([own_keys, keys]))
+        else:
+            inputs = concat_rows([own_input, instance.decode(keys)])
+        proba, n_calls = _predict(model, inputs)
+        n_inputs = len(inputs)
     sums_to_1 = check_probabilities(proba, "LIME fits a linear model to the probability")
     if target < 0:
         target = int(np.argmax(proba[0]))
@@ -953,9 +1006,9 @@ def _explain_one(sampler, model, row, target, seed, params):
     weights = np.zeros(m)
     if selected:
         # The LIME package's surrogate: Ridge(alpha=1) weighted by the kernel.
-        coef, intercept = _weighted_ridge(Z[:, selected], y, w, alpha=1.0)
+        coef, intercept, fitted = _surrogate(Z, selected, y, w)
         weights[selected] = coef
-        score = _weighted_r2(y, Z[:, selected] @ coef + intercept, w)
+        score = _weighted_r2(y, fitted, w)
         local = intercept + float(coef.sum())
     else:
         # no feature selected: the surrogate is the weighted mean, scored by the same rule
@@ -975,7 +1028,7 @@ def _explain_one(sampler, model, row, target, seed, params):
         feature_selection=method,
         n_samples=n,
         n_model_calls=n_calls,
-        n_rows_predicted=len(inputs),
+        n_rows_predicted=n_inputs,
         wall_time=time.perf_counter() - start,
         instance=row,
     )

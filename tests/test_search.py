@@ -287,12 +287,41 @@ def test_kept_keys_take_the_narrowest_integer_type_that_holds_them():
     document = " ".join(words[:70])
     for sampler, dtype in ((UnkSampler(), np.int8), (CorpusSampler(), np.int16)):
         inst = sampler.fit([" ".join(words)]).instance(document)
+        # (an instance whose draws cannot be made again cheaply, as a masked language
+        # model's: replayable ones keep bits, see the next test)
+        inst.replayable = False
         store = search.SampleStore(inst, lambda t: np.zeros(len(t), int), 0, rng(0))
         store.draw([((), 50), ((3,), 50)])
-        assert store.keys.dtype == dtype and store.holds is None
+        assert store.keys.dtype == dtype and store.holds is None and store.masks is None
         # read back in full: the first 50 samples of a fresh generator are the same
         again, _ = inst.sample((), 50, rng(0))
         assert inst.decode(store.keys_of(np.arange(50))) == inst.decode(again)
+
+
+@pytest.mark.parametrize("make", ["unk", "corpus"])
+def test_a_long_document_keeps_a_bit_per_word_and_draws_its_examples_again(make):
+    # 70 words x 100 samples: 9 bytes a sample (one bit a word) and the generator's state
+    # before each draw, from which the keys of any sample are drawn again, exactly
+    from skanchors.samplers import CorpusSampler, UnkSampler
+
+    words = [f"w{i}" for i in range(400)]
+    sampler = (UnkSampler() if make == "unk" else CorpusSampler()).fit([" ".join(words)])
+    inst = sampler.instance(" ".join(words[:70]))
+    generator = np.random.default_rng(3)
+    store = search.SampleStore(inst, lambda t: np.zeros(len(t), int), 0, generator)
+    store.draw([((), 40), ((3,), 30)])
+    store.draw([((3, 8), 30)])
+    assert store.keys is None and store.masks.bytes.shape[1] == 9
+    replay = np.random.default_rng(3)
+    drawn = [inst.sample(a, n, replay) for a, n in (((), 40), ((3,), 30), ((3, 8), 30))]
+    keys = np.concatenate([k for k, _ in drawn])
+    holds = np.concatenate([h for _, h in drawn])
+    rows = np.array([99, 0, 41, 70, 39, 40, 5])
+    assert np.array_equal(store.keys_of(rows), keys[rows])
+    assert np.array_equal(store._holds_rows(np.arange(100)), holds)
+    assert np.array_equal(store._holds_columns(rows, [8, 0, 69]), holds[rows][:, [8, 0, 69]])
+    columns = [8, 0, 69, 3, 3, 1, 2]
+    assert np.array_equal(store._holds_at(rows, columns), holds[rows, columns])
 
 
 def test_a_streamed_search_keeps_places_in_streams_and_finds_its_examples_again():

@@ -35,7 +35,11 @@ from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
 from . import _checkpoint
 
-__all__ = ["BaseGlobalAggregator"]
+__all__ = ["BaseGlobalAggregator", "OutOfTime"]
+
+
+class OutOfTime(Exception):
+    """Raised by ``_explain_batch`` when ``max_time`` ran out before the batch was done."""
 
 
 class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator):
@@ -47,7 +51,8 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     - ``_init_state()``: the empty per-word state (called by :meth:`_setup`);
     - ``_grow(n)``: room for ``n`` new words (called by :meth:`_add_words`);
     - ``_explain_batch(docs, targets, prepared, batch)``: explain the documents ``batch``
-      (indices into ``docs``) without changing the state, and
+      (indices into ``docs``) without changing the state, raising :class:`OutOfTime` when
+      ``_time_left()`` runs out before it is done (checked between its model calls), and
       ``_commit_batch(docs, targets, prepared, batch, explained)``: count them (run with
       Ctrl-C held off, so that an interrupt never leaves a batch half counted);
     - ``_scores(name)``, ``_ranked(scores, name)``: the scores of an aggregation and which of
@@ -344,6 +349,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     def _run(self, docs):
         """The anytime loop: one batch at a time, the answer published after each."""
         start = time.perf_counter()
+        self._deadline = None if self.max_time is None else start + self.max_time
         self.stopped_early_ = False
         try:
             planned, targets, positions = self._plan(docs)
@@ -382,7 +388,15 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
                             self.unprocessed_indices_ = np.sort(positions[batch[-1] + 1 :])
                         self._report(bar, len(batch), skipped=True)
                         continue
-                explained = self._explain_batch(docs, targets, prepared, batch)
+                try:
+                    explained = self._explain_batch(docs, targets, prepared, batch)
+                except OutOfTime:
+                    # max_time ran out within the batch: it is not counted, as the ones after
+                    with _interrupts_held():
+                        self.stopped_early_ = True
+                        self._drop(targets, prepared, [i for bb in batches[b:] for i in bb])
+                        done = len(batches)  # nothing left for the handler below to drop
+                    break
                 # The batch's counts, its bookkeeping and ``done`` change together: Ctrl-C is
                 # held off until all of them are written.
                 with _interrupts_held():
@@ -423,6 +437,11 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         if not self.stopped_early_:
             self._finish_run()
         self._publish()
+
+    def _time_left(self):
+        """Seconds left before ``max_time`` (None: no limit), for ``_explain_batch``."""
+        deadline = getattr(self, "_deadline", None)
+        return None if deadline is None else deadline - time.perf_counter()
 
     def _prepare(self, docs, targets):
         """Work on all the (ordered) documents of a call before its first batch, without

@@ -25,9 +25,14 @@ Shared perturbation pool (``shared_pool=True``).
     duplicates predicted once -- when the document has more than ``1 / keep_proba`` tokens to
     test, else the pool would cost more than it saves; every candidate token reads its
     precision from the samples that kept it. Only tokens whose bounds have not decided
-    anchor / not anchor get more samples, drawn with the token forced kept (draws of
-    ``D(z | i kept)``). ``shared_pool=False`` is the naive test: every token gets its own
-    samples from ``D(z | i kept)``, none reused across tokens.
+    anchor / not anchor get more samples: a pool again when the document has more than
+    ``1 / keep_proba`` of them (its rows that keep a token are draws of ``D(z | i kept)``),
+    else ``sample_size`` rows per token drawn with the token forced kept, whichever predicts
+    fewer rows. A round thus costs at most ``2 * sample_size / keep_proba`` rows of a
+    document, whatever its length (forced draws for every undecided token of a 100,000-word
+    document were a (tokens x 32) x words matrix). ``shared_pool=False`` is the naive test:
+    every token gets its own samples from ``D(z | i kept)``, none reused across tokens, so a
+    document costs rows in proportion to its tokens, each as long as the document.
 Model calls batched across documents.
     A batch of documents is tested together: round 0 draws the pools (naive: every token's
     first samples) of *all* its documents and predicts them in one model call; every later
@@ -128,6 +133,7 @@ Batches and determinism.
 from __future__ import annotations
 
 import math
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -141,7 +147,7 @@ from .._cache import row_hash
 from .._search import VALIDATION_TOLERANCE
 from .._validation import check_memory, check_param
 from ..samplers.text import TextInstance, tokenize
-from ._base import BaseGlobalAggregator
+from ._base import BaseGlobalAggregator, OutOfTime
 from ._filtering import exact_worth_testing, optimistic_worth_testing
 from .functions import AGGREGATIONS, aggregate
 
@@ -200,7 +206,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         one is used as is.
     shared_pool : bool, default=True
         One perturbation pool per document serves all its tokens (see the module notes);
-        ``False`` is the naive per-token test.
+        ``False`` is the naive per-token test, whose rows grow with the square of a
+        document's length (as many rows as tokens, each as long as the document).
     sample_size : int >= 1, default=32
         Perturbations per token and sampling round (the pool has ``sample_size / keep_proba``).
         With ``delta=0.1`` a token whose samples all keep the class is decided after 22 of
@@ -247,9 +254,12 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         replacement token, e.g. "UNK").
     max_time : float > 0 or None, default=None
         Seconds, counted from the start of the call (its first pass over every document
-        included); after the batch that crosses this limit, ``fit`` / ``partial_fit`` stops
-        with the current answer (``stopped_early_`` is True). ``elapsed_time_`` counts the
-        batches only.
+        included). The clock is read after every batch and before every sampling round of a
+        batch (one model call): once the time is up, ``fit`` / ``partial_fit`` stops with
+        the answer of the batches finished so far (``stopped_early_`` is True), and a call
+        returns within about one model call of the limit. The batch the limit falls in is
+        not counted: its documents stay in ``unprocessed_indices_``. ``elapsed_time_``
+        counts the finished batches only.
     checkpoint : str, path or None, default=None
         File where the state (counts, not the model) is saved after each batch. A new
         aggregator with the same file and parameters (the sampler and ``max_documents``
@@ -602,17 +612,24 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             shared_pool=self.shared_pool,
         )
         n_jobs = self.n_jobs
+        left = self._time_left()
         if n_jobs is None or n_jobs == 1 or len(items) == 1:
-            results, n_calls = _test_chunk(self.sampler_, self.model_, items, params)
+            results, n_calls = _test_chunk(self.sampler_, self.model_, items, params, left)
+            if results is None:
+                raise OutOfTime
         else:
             # One chunk per worker: each chunk batches the model calls of its documents.
             workers = n_workers(n_jobs, len(items))
             chunks = np.array_split(np.arange(len(items)), workers)
             out = Parallel(n_jobs=workers)(
-                delayed(_test_chunk)(self.sampler_, self.model_, [items[i] for i in ch], params)
+                delayed(_test_chunk)(
+                    self.sampler_, self.model_, [items[i] for i in ch], params, left
+                )
                 for ch in chunks
                 if len(ch)
             )
+            if any(chunk is None for chunk, _ in out):
+                raise OutOfTime
             results = [r for chunk, _ in out for r in chunk]
             n_calls = sum(c for _, c in out)
         return [
@@ -775,19 +792,11 @@ class _Document:
         if type(inst).sample is not TextInstance.sample:  # another sampler: its own protocol
             parts = [inst.sample(() if f < 0 else (int(f),), n, self.rng) for f in forced]
             return np.concatenate([k for k, _ in parts]), np.concatenate([h for _, h in parts])
-        d = inst.n_predicates
-        m = len(forced) * n
-        keep = self.rng.random((m, d)) < inst.keep_proba
-        forced = np.asarray(forced, dtype=np.int64)
-        cols = np.repeat(forced, n)
+        keep = inst._keep(len(forced) * n, self.rng)
+        cols = np.repeat(np.asarray(forced, dtype=np.int64), n)
         ok = cols >= 0
         keep[np.flatnonzero(ok), cols[ok]] = True
-        keys = np.full((m, d), -1, dtype=np.int32)
-        replaced = ~keep
-        if replaced.any():
-            rows, cols = np.nonzero(replaced)
-            keys[rows, cols] = inst._draw(replaced, rows, cols, self.rng)
-        return keys, keep
+        return inst._keys(keep, self.rng), keep
 
 
 def _label_all(model, requests):
@@ -823,7 +832,7 @@ def _label_all(model, requests):
     return [labels[inverse] for labels, inverse in out], n_calls
 
 
-def _test_chunk(sampler, model, items, params):
+def _test_chunk(sampler, model, items, params, time_left=None):
     """Anchor tests of the given tokens of several documents, batched across documents.
 
     ``items`` holds ``(document, target, seed, positions, taus, lows)``: a token is an anchor
@@ -835,9 +844,18 @@ def _test_chunk(sampler, model, items, params):
     generator (seeded by ``seed``) in an order that depends only on its own tokens, so a
     document's results do not depend on the other documents of the chunk.
 
+    A round draws, for each document, the pool again (``sample_size / keep_proba`` rows that
+    serve all its undecided tokens) when it has more than ``1 / keep_proba`` undecided tokens,
+    else ``sample_size`` rows per undecided token with the token kept: whichever predicts fewer
+    rows. So a round costs at most ``2 * sample_size / keep_proba`` rows of a document whatever
+    its length (with ``shared_pool``), and at most ``1 + 20`` rounds are drawn.
+
+    ``time_left``: seconds; a round is not started after them (None: no limit).
+
     Returns ``(results, n_model_calls)`` with one ``(positions, is_anchor, n_rows_predicted)``
-    per item.
+    per item; ``results`` is None when ``time_left`` ran out first.
     """
+    deadline = None if time_left is None else time.perf_counter() + time_left
     delta, sample_size = params["delta"], int(params["sample_size"])
     shared_pool = params["shared_pool"]
     beta = math.log(1.0 / delta)
@@ -863,6 +881,8 @@ def _test_chunk(sampler, model, items, params):
     n_calls = 0
 
     # Round 0: the pool of each document (or the naive per-token samples).
+    if deadline is not None and time.perf_counter() >= deadline:
+        return None, n_calls
     requests, plans = [], []
     for k, (_, d) in enumerate(docs):
         keep = float(getattr(d.instance, "keep_proba", 0.5))
@@ -904,19 +924,34 @@ def _test_chunk(sampler, model, items, params):
         undecided = (undecided & (n < cap)) | (n == 0)
         if not undecided.any():
             break
+        if deadline is not None and time.perf_counter() >= deadline:
+            return None, n_calls
         idx = np.flatnonzero(undecided)
         requests, plans = [], []
         for k in np.unique(owner[idx]).tolist():
             d = docs[k][1]
             mine = idx[owner[idx] == k]
-            keys, _ = d.sample(d.positions[mine - offsets[k]], sample_size)
+            words = d.positions[mine - offsets[k]]
+            keep = float(getattr(d.instance, "keep_proba", 0.5))
+            pooled = shared_pool and bool(getattr(d.instance, "exact_reuse", False))
+            if pooled and len(mine) * keep > 1.0:
+                # a pool again: its rows that keep a token are draws of D(z | token kept)
+                keys, holds = d.sample([-1], int(math.ceil(sample_size / keep)))
+                plans.append((mine, holds[:, words]))
+            else:
+                keys, _ = d.sample(words, sample_size)
+                plans.append((mine, None))
             requests.append((d, keys))
-            plans.append(mine)
         labels, c = _label_all(model, requests)
         n_calls += c
-        for mine, (d, _), lab in zip(plans, requests, labels):
-            n[mine] += sample_size
-            pos[mine] += (lab == d.target).reshape(len(mine), sample_size).sum(axis=1)
+        for (mine, kept), (d, _), lab in zip(plans, requests, labels):
+            correct = lab == d.target
+            if kept is None:
+                n[mine] += sample_size
+                pos[mine] += correct.reshape(len(mine), sample_size).sum(axis=1)
+            else:
+                n[mine] += kept.sum(axis=0)
+                pos[mine] += (kept & correct[:, None]).sum(axis=0)
     # decided by the bounds, or by the mean once the cap is reached (module docstring)
     anchor = (mean >= taus) & ((lb > lows - eps) | (n >= cap))
     for k, (j, d) in enumerate(docs):

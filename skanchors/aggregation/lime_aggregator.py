@@ -52,9 +52,10 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._base import n_workers
 from ..lime import LimeExplainer
 from ..samplers.text import tokenize
-from ._base import BaseGlobalAggregator
+from ._base import BaseGlobalAggregator, OutOfTime
 from .lime_functions import LIME_AGGREGATIONS, aggregate_lime
 
 __all__ = ["GlobalLimeAggregator"]
@@ -129,9 +130,12 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         replacement token).
     max_time : float > 0 or None, default=None
         Seconds, counted from the start of the call (its first pass over every document
-        included); after the batch that crosses it, ``fit`` / ``partial_fit`` stops with the
-        current answer (``stopped_early_`` is True). ``elapsed_time_`` counts the batches
-        only.
+        included). The clock is read after every batch and between the documents of a batch
+        (with ``n_jobs``, between groups of one document per worker): once the time is up,
+        ``fit`` / ``partial_fit`` stops with the answer of the batches finished so far
+        (``stopped_early_`` is True), and a call returns within about one document's
+        explanation of the limit. The batch the limit falls in is not counted: its documents
+        stay in ``unprocessed_indices_``. ``elapsed_time_`` counts the finished batches only.
     checkpoint : str, path or None, default=None
         File where the state (the weight sums, not the model) is saved after each batch. A
         new aggregator with the same file and parameters (those that change the sums: the
@@ -379,11 +383,16 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in batch]
         # A document without words has nothing to explain: seen, but no weights.
         worded = [i for i, t in enumerate(tokens) if t]
-        found = (
-            self.explainer_.explain([batch[i] for i in worded], self.classes_[y[worded]])
-            if worded
-            else []
-        )
+        found = []
+        # With max_time, a few documents at a time (one per worker), the clock read between
+        # them; each document's explanation depends on its text only, not on its company.
+        step = len(worded) if self.max_time is None else n_workers(self.n_jobs, len(worded))
+        for lo in range(0, len(worded), max(step, 1)):
+            left = self._time_left()
+            if left is not None and left <= 0:
+                raise OutOfTime
+            part = worded[lo : lo + step]
+            found += self.explainer_.explain([batch[i] for i in part], self.classes_[y[part]])
         explanations = [None] * len(batch)
         for i, e in zip(worded, found):
             explanations[i] = e

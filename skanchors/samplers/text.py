@@ -47,6 +47,12 @@ __all__ = [
     "tokenize",
 ]
 
+# Samples are drawn and decoded in blocks of rows of at most this many cells (rows x words), so
+# that a long document's perturbations never make one (rows x words) float or object matrix.
+_BLOCK_CELLS = 1 << 20
+# ... and decoded in blocks of at most this many pieces (words and the text between them).
+_DECODE_CELLS = 1 << 18
+
 # Unicode's marks (categories Mn, Mc, Me) lie in planes 0, 1 and 14; planes 2 and 3 hold only
 # ideographs.
 _MARK_PLANES = (range(0x0, 0x20000), range(0xE0000, 0xF0000))
@@ -337,17 +343,23 @@ class TextInstance:
     exact_reuse : bool
         True: words are masked independently, so the samples in which a set of words was kept
         are exact draws of ``D(z | those words kept)``.
+    replayable : bool
+        True when :meth:`sample` reads nothing but its generator and is cheap (UNK and corpus
+        replacements; a masked language model's are not): the search of a long document then
+        keeps one bit per word and sample, and draws a sample again when it needs its text.
     keep_proba : float
 
     Notes
     -----
-    ``sample`` returns ``keys``, an ``int32`` matrix with one column per word: ``-1`` where the
-    word is kept, else the id of its replacement (what the id means depends on the sampler), and
+    ``sample`` returns ``keys``, an integer matrix (``int32``; ``int8`` for :class:`UnkSampler`,
+    whose ids are all 0) with one column per word: ``-1`` where the word is kept, else the id of
+    its replacement (what the id means depends on the sampler), and
     ``holds``, the boolean matrix "word kept". A replacement never equals the original word
     (the samplers exclude it), so ``holds`` is exactly the truth of each predicate.
     """
 
     exact_reuse = True
+    replayable = False
 
     def __init__(self, parent, document):
         tokens = tokenize(document)
@@ -394,22 +406,36 @@ class TextInstance:
 
         Returns
         -------
-        keys : ndarray of int32, shape (n, n_words)
+        keys : ndarray of int32 (int8 for UNK), shape (n, n_words)
             ``-1`` for a kept word, else the id of its replacement.
         holds : ndarray of bool, shape (n, n_words)
             Which words are kept (which predicates hold).
         """
-        n = int(n)
-        d = self.n_predicates
-        keep = rng.random((n, d)) < self.keep_proba
+        keep = self._keep(int(n), rng)
         if len(anchor):
             keep[:, list(anchor)] = True
-        keys = np.full((n, d), -1, dtype=np.int32)
+        return self._keys(keep, rng), keep
+
+    def _keep(self, n, rng):
+        """``rng.random((n, n_words)) < keep_proba``, drawn in blocks of rows (the same
+        numbers: the generator fills them in order), so that no (n, n_words) float matrix is
+        made for a long document."""
+        d = self.n_predicates
+        keep = np.empty((n, d), dtype=bool)
+        step = max(1, _BLOCK_CELLS // max(d, 1))
+        for lo in range(0, n, step):
+            keep[lo : lo + step] = rng.random((min(step, n - lo), d)) < self.keep_proba
+        return keep
+
+    def _keys(self, keep, rng):
+        """The keys of samples that keep the words ``keep``: -1 where kept, else a
+        replacement drawn by ``_draw`` (all the replaced words of all rows at once)."""
+        keys = np.full(keep.shape, -1, dtype=np.int32)
         replaced = ~keep
         if replaced.any():
             rows, cols = np.nonzero(replaced)
             keys[rows, cols] = self._draw(replaced, rows, cols, rng)
-        return keys, keep
+        return keys
 
     def holds_of(self, keys):
         """Which words rows of ``keys`` keep: the ``holds`` that :meth:`sample` returned
@@ -432,6 +458,14 @@ class TextInstance:
         keys = np.asarray(keys)
         if keys.ndim != 2 or keys.shape[1] != self.n_predicates:
             raise ValueError(f"keys must have shape (n, {self.n_predicates}), got {keys.shape}.")
+        # in blocks of rows: the pieces of a long document are (rows x words) object arrays
+        step = max(1, _DECODE_CELLS // (2 * keys.shape[1] + 1))
+        texts = []
+        for lo in range(0, len(keys), step):
+            texts.extend(self._decode(keys[lo : lo + step]))
+        return texts
+
+    def _decode(self, keys):
         m, d = keys.shape
         if m == 0:
             return []
@@ -541,6 +575,8 @@ class UnkSampler(_TextSampler):
 class UnkInstance(TextInstance):
     """Instance of :class:`UnkSampler`: keys are ``-1`` (kept) or ``0`` (replaced/deleted)."""
 
+    replayable = True
+
     def __init__(self, parent, document):
         super().__init__(parent, document)
         token = parent.token
@@ -561,6 +597,11 @@ class UnkInstance(TextInstance):
 
     def _draw(self, replaced, rows, cols, rng):
         return np.zeros(len(rows), dtype=np.int32)
+
+    def _keys(self, keep, rng):
+        # -1 where kept, 0 (the token) elsewhere: nothing is drawn (int8: a long document's
+        # samples are large)
+        return -(keep.view(np.int8))
 
     def _replacement(self, keys):
         return self._table[keys]
@@ -669,11 +710,25 @@ class CorpusSampler(_TextSampler):
 class CorpusInstance(TextInstance):
     """Instance of :class:`CorpusSampler`: keys index ``replacement_words_``."""
 
+    replayable = True
+
     def __init__(self, parent, document):
         super().__init__(parent, document)
         self._original = np.array(
             [parent._replacement_index.get(w, -1) for w in self.words], dtype=np.int64
         )
+
+    def _keys(self, keep, rng):
+        # The replacements of blocks of rows one after the other: the generator draws them in
+        # the same order as all at once (one number per replaced word, in row order).
+        keys = np.full(keep.shape, -1, dtype=np.int32)
+        step = max(1, _BLOCK_CELLS // max(keep.shape[1], 1))
+        for lo in range(0, len(keep), step):
+            replaced = ~keep[lo : lo + step]
+            if replaced.any():
+                rows, cols = np.nonzero(replaced)
+                keys[lo + rows, cols] = self._draw(replaced, rows, cols, rng)
+        return keys
 
     def _draw(self, replaced, rows, cols, rng):
         parent = self.parent
