@@ -106,13 +106,10 @@ __all__ = [
 # the threshold (0.93-0.94 for 0.95) passes "estimate >= threshold, bound > threshold - 0.05"
 # after 150-300 samples with a fair chance (4.5-15 % of validations, tests/test_search.py), and
 # the search keeps the widest rule that passes, so such rules were over-represented among the
-# returned anchors. Measured on bench/tabular.py's 4 cells x 2 row sets (20 rows each, beam 1,
-# seed 0): valid anchors reaching the threshold itself on 2,000 fresh draws 100/132 -> 124/130;
-# held-out precision minus alibi's, Titanic gradient boosting -0.014 -> +0.006/+0.005 (row
-# sets 0/1), Titanic forest -0.021/-0.028 -> -0.010/-0.013, Adult unchanged or higher; rows
-# predicted per explanation +4-8 % on Adult and Titanic gradient boosting, +10-17 % on the
-# Titanic forest. The rejecting side keeps the authors' 0.05: halving it too predicted up to
-# 9 % more rows (Adult) for the same held-out precision. (At threshold 0.95 it rejects a rule
+# returned anchors; with half the tolerance far more of the valid anchors reach the threshold
+# itself on fresh draws, for a few per cent more rows predicted. The rejecting side keeps the
+# authors' 0.05: halving it too predicted more rows for the same held-out precision
+# (doc/performance.rst has the measurements). (At threshold 0.95 it rejects a rule
 # as soon as its estimate is below the threshold: no upper bound reaches 1.)
 ACCEPTANCE_TOLERANCE = 0.025
 VALIDATION_TOLERANCE = 0.05
@@ -1521,11 +1518,8 @@ def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
     every arm whose group its base row satisfies, and that often suffices to show an arm
     below the threshold. Arms the parent's batch cannot settle (predicted from the parent's
     precision, ``parent_precision[i]`` for arm ``i``, see
-    :meth:`StratifiedArms.parent_can_settle`) are drawn for in the same model call. Measured
-    with ``bench/revisions.py`` on the benchmark's 4 cells, seeds 0-4, beam 1: 6-15 % fewer
-    rows predicted per explanation (Adult forest 15 %), the same model calls and the same
-    number of valid anchors; on the 60-feature synthetic table, the same rows and 5 % more
-    calls (``bench/results_revisions_parents``).
+    :meth:`StratifiedArms.parent_can_settle`) are drawn for in the same model call, which
+    predicts fewer rows than drawing for every arm, in the same number of calls.
     """
     idx = np.arange(arms.n_samples.shape[0])
     cap = _sample_cap(arms)
@@ -1609,9 +1603,8 @@ def beam_search(
     max_size = d if max_anchor_size is None else min(max_anchor_size, d)
     # Union bound over every candidate the search validates: the empty rule and at most
     # beam_size candidates in each of at most max_size rounds. (The authors' code uses
-    # 1 + (beam_size - 1) * d, which for beam_size=1 is no union at all. Measured on the
-    # benchmark's 4 models x 40 rows, beam 1: rows +2-7 %; anchors reaching the threshold
-    # itself on 4,000 fresh samples 94/132 -> 108/131; threshold - 0.05: all, either way.)
+    # 1 + (beam_size - 1) * d, which for beam_size=1 is no union at all: rules below the
+    # threshold then pass more often than delta allows.)
     beta = np.log((1.0 + beam_size * max_size) / delta)
     empty = store.arms([()])
     known_precision = {}  # the estimated precision of each beam, when it was chosen
@@ -1656,13 +1649,9 @@ def beam_search(
         # anchor: its only use is to choose the rules the next round extends, and those are
         # then simply the most precise ones, without the bandit's epsilon-identification
         # (whose samples at precisions far from 0 or 1 are the search's most expensive).
-        # Measured on the benchmark's 4 models x 2 row sets of 20 rows x seeds 0-4, beam 1:
-        # 2-31 % fewer rows predicted per explanation (Adult row set 1: 26-31 %), the same
-        # valid anchors (one more in one run of 40) and pooled held-out precision within
-        # 0.0013 of before. Tables only: a text sample counts for every candidate whose words
-        # it kept, so there the bandit ranks the candidates from shared samples while the check
-        # would sample each of them (movie reviews, bench/text.py: 25 % more rows with UNK
-        # perturbations, 19 % with the corpus's, for the same valid anchors).
+        # Tables only: a text sample counts for every candidate whose words it kept, so there
+        # the bandit ranks the candidates from shared samples while the check would sample
+        # each of them (more rows for the same valid anchors).
         tabular = isinstance(arms, (StratifiedArms, ReferenceArms))
         if (
             tabular
@@ -1696,9 +1685,9 @@ def beam_search(
         positions = np.arange(len(chosen))
         valid, rates = _validate(fresh, positions, threshold, beta, batch_size)
         # Ties in perturbation coverage (text: keep_proba ** size, the same for every rule of
-        # a size) go to the more precise rule. Measured on movie reviews: breaking them by
-        # reference-document coverage instead picked common words ("movie", "some") whose
-        # precision on real held-out sentences was 0.548 against 0.631 this way.
+        # a size) go to the more precise rule: breaking them by reference-document coverage
+        # instead picks common words ("movie", "some") that hold less often on real
+        # held-out sentences.
         precision = arm_means(fresh)[positions]
         for i, (cand, ok, prec) in enumerate(zip(beams[size], valid, precision)):
             if not ok or cov[cand] < best_coverage:
@@ -1717,9 +1706,8 @@ def beam_search(
     # the samples run out (reference rows: a rule covering k rows has at most k), the bandit
     # can no longer tell the rules apart and the best mean goes to some rule of 2 or 3 rows
     # at 1.00: rank by the lower confidence bound instead, the precision the rule surely has.
-    # Measured with reference rows on the benchmark's 8 cells (models x row sets, 20 rows
-    # each): held-out precision of the fallbacks, pooled, 0.825 -> 0.898 on Titanic (56
-    # fallbacks) at 2.8x their held-out coverage, 0.854 -> 0.855 on Adult (18) at 5.8x.
+    # With reference rows this gives fallbacks that hold more often on held-out rows, and
+    # broader ones.
     pool = [c for s in range(1, size) for c in beams.get(s, [])]
     if not pool:  # nothing to add to the empty rule (no informative predicate)
         return SearchResult((), [], False, store, 1.0, beta, groups, width)

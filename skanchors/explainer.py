@@ -142,11 +142,8 @@ class AnchorExplainer(BaseExplainer):
         satisfies at every edge, as alibi and the authors' code have it (``Age <= 23``,
         ``Age <= 28``, ``Age <= 36``), so a rule can span several bins and be as broad as the
         model allows; a rule still holds at most one bound per side of a feature. Broader
-        predicates give broader rules that hold less often on real rows: measured over ten
-        seeds on the benchmark's four models (``bench/results_seeds*.md``, beam 1), the
-        default's held-out precision is 0.987-0.995, ``"bin"``'s 0.980-0.994 (Titanic's
-        forest 0.980 against 0.991), its valid anchors covering 1.07-1.53 times as many
-        held-out rows each.
+        predicates give broader rules that hold less often on real rows (held-out precision
+        and coverage of each choice: :doc:`performance`).
     sampler : sampler object or None, default=None
         The perturbation distribution. ``None``: a
         :class:`~skanchors.samplers.TabularSampler` built from these parameters for tables,
@@ -215,13 +212,13 @@ class AnchorExplainer(BaseExplainer):
         with an empty one.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
-        ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows are
-        split into one chunk per worker. When a one-row call of the model takes more than 2 ms
+        ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows are split
+        into one chunk per worker. When a one-row call of the model takes more than two milliseconds
         (a random forest, a transformer), the searches of the rows of a chunk share their model
         calls: a call is made when every search of the chunk waits for predictions, on all their
         samples at once (the anchors, and their ``n_model_calls`` and ``n_rows_predicted``, are
-        those of rows explained one by one). One row's search stays in one process: splitting
-        its calls over threads made a random-forest pipeline on Adult 3x slower. Each worker's
+        those of rows explained one by one). One row's search stays in one process: its calls depend
+        on each other, and splitting them over threads only adds hand-overs. Each worker's
         predictions are kept for the call only; what its searches found comes back to the
         explainer's cache.
     random_state : int, RandomState or None, default=None
@@ -622,11 +619,10 @@ class AnchorExplainer(BaseExplainer):
         rows = self.sampler_.split(X)
         targets, call_seconds = self._targets(X, rows, y)
         # Sharing model calls across the rows' searches pays when a call has a high fixed cost
-        # (measured on 20 rows: a 100-tree forest, 9 ms per call, 1.5x faster shared; gradient
-        # boosting, 0.6 ms, 0-15 % slower shared, from thread hand-overs), or when the model
-        # predicts a large batch faster per row than a small one (a forest evaluated by
-        # ProbabilityModel itself: 0.4 ms per one-row call, but 20 Adult rows took 2.4 s
-        # shared against 3.1 s not); regression with a given y has no timing and shares.
+        # (a forest's predict_proba), and costs thread hand-overs when it has not (a small
+        # boosting model), or when the model predicts a large batch faster per row than a small
+        # one (favours_large_batches); regression with a given y has no timing and shares.
+        # The anchors and their counts are the same either way.
         share = (
             call_seconds is None
             or call_seconds > _SHARE_CALLS_ABOVE
@@ -704,7 +700,7 @@ class AnchorExplainer(BaseExplainer):
             for chunk in chunks
         )
         if not chunks or (len(chunks) == 1 and effective_n_jobs(n_jobs) == 1):
-            # what joblib would do, in this process, without its 0.1 ms of set-up per call
+            # what joblib would do, in this process, without its set-up per call
             results = [function(*args, **kwargs) for function, args, kwargs in tasks]
         else:
             results = Parallel(n_jobs=n_workers(n_jobs, len(chunks)))(tasks)
@@ -1186,8 +1182,7 @@ def _copy_rows(rows):
 
 def _search_one(instance, task, row, target, seed, params, shared, start):
     # Samples come from the instance's streams when it has them and the search is shared
-    # (every tabular search of an explainer); a generator is then never read (and costs
-    # 0.1 ms to make).
+    # (every tabular search of an explainer); a generator is then not made.
     streams = shared is not None and hasattr(instance, "stream_windows")
     rng = None if streams else np.random.default_rng(seed)
     predict, label = task.labeler(target)

@@ -64,7 +64,7 @@ def _word_re():
     word characters and combining marks, so that "naïve" written with a combining diaeresis,
     Hindi "हिन्दी" (vowel signs, virama) and vocalised Arabic stay one word each; an apostrophe
     between two such runs stays inside ("don't", "it’s"). Python's ``re`` has no ``\\p{M}``, so
-    the class of marks is built from :mod:`unicodedata` on first use (about 20 ms)."""
+    the class of marks is built from :mod:`unicodedata` once, on first use."""
     spans = []
     for plane in _MARK_PLANES:
         for cp in plane:
