@@ -143,7 +143,7 @@ class AnchorExplainer(BaseExplainer):
         ``Age <= 28``, ``Age <= 36``), so a rule can span several bins and be as broad as the
         model allows; a rule still holds at most one bound per side of a feature. Broader
         predicates give broader rules that hold less often on real rows (held-out precision
-        and coverage of each choice: :doc:`performance`).
+        and coverage of each choice: :doc:`/performance`).
     sampler : sampler object or None, default=None
         The perturbation distribution. ``None``: a
         :class:`~skanchors.samplers.TabularSampler` built from these parameters for tables,

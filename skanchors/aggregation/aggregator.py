@@ -71,7 +71,7 @@ Candidate filtering.
     before. ``"optimistic"`` is the seed's filter: it compares the bound with the *current*
     ``k``-th score, which for ``av``, ``h``, ``pr`` and ``inverse_pr`` can still fall, so a word
     skipped early can belong to the final top-k -- approximate, and cheaper (what each costs:
-    :doc:`performance`). For ``pr`` its bound also assumes that every
+    :doc:`/performance`). For ``pr`` its bound also assumes that every
     remaining testable occurrence of the other words is *not* an anchor. ``base`` ignores
     anchors, so it tests nothing.
 Audit of the filtered occurrences (``G_pr``'s totals).
@@ -112,7 +112,7 @@ Adaptive threshold (eq. 11).
         ``sum A+`` grow), and tokens whose precision lies between ``tau~`` and ``tau`` -- about
         decided at ``tau`` -- now sit near the threshold and need more samples. On the
         benchmark's movie reviews it predicted more rows than no adaptive threshold at all
-        (:doc:`performance`).
+        (:doc:`/performance`).
 Batches and determinism.
     Documents are processed in batches of ``batch_size`` in descending model confidence. Every
     decision within a batch (which tokens to test, their thresholds) depends only on the state
