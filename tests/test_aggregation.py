@@ -284,7 +284,7 @@ def test_a_token_undecided_at_the_cap_is_decided_by_its_mean(monkeypatch):
     # by its mean. Tokens that reached the cap with a mean >= tau were counted as non-anchors.
     import math
 
-    from skanchors.aggregation import aggregator as module
+    from skanchors.aggregation import _token_anchors as module
 
     seen = []
     real = module.kl_lower_bound
