@@ -1,11 +1,11 @@
 """LIME's surrogate on more interpretable features than samples (a long document's words).
 
-The surrogate's estimators (:func:`skanchors.lime._weighted_ridge`,
-:func:`~skanchors.lime._forward_selection`, :func:`~skanchors.lime._highest_weights`) work
-with the (features x features) Gram matrix of the weighted, centred samples: 80 GB for a
-document of 100,000 words, and a solve cubic in the words. With more features ``m`` than
-samples ``N`` the same estimators are computed here from the binary (samples x features)
-matrix ``Z`` itself, kept as booleans, with (samples x samples) matrices at most:
+The surrogate's estimators in :mod:`skanchors._lime_surrogate` (``_weighted_ridge``,
+``_forward_selection``, ``_highest_weights``) work with the (features x features) Gram
+matrix of the weighted, centred samples: 80 GB for a document of 100,000 words, and a solve
+cubic in the words. With more features ``m`` than samples ``N`` the same estimators are
+computed here from the binary (samples x features) matrix ``Z`` itself, kept as booleans,
+with (samples x samples) matrices at most:
 
 * the ridge in its dual form, ``coef = Zc' (Zc Zc' + alpha I)^-1 yc`` (the same solution as
   ``(Zc' Zc + alpha I)^-1 Zc' yc``);
@@ -91,7 +91,7 @@ def ridge(Z, y, w, alpha):
     """``Ridge(alpha).fit(Z, y, sample_weight=w)`` for boolean ``Z`` with more columns than
     rows, in its dual form: ``(coef, intercept)``."""
     y = np.asarray(y, dtype=float)
-    if np.all(y == y[0]):  # (as skanchors.lime._weighted_ridge)
+    if np.all(y == y[0]):  # (as skanchors._lime_surrogate._weighted_ridge)
         return np.zeros(Z.shape[1]), float(y[0])
     c = _Centred(Z, y, w)
     kernel = c.gram()
@@ -108,7 +108,8 @@ def highest_weights(Z, y, w, k):
 
 def forward_selection(Z, y, w, k):
     """Greedy least-squares forward selection on the weighted data (the LIME package's), as
-    :func:`skanchors.lime._forward_selection` but without the Gram matrix of the features."""
+    :func:`skanchors._lime_surrogate._forward_selection` but without the Gram matrix of the
+    features."""
     c = _Centred(Z, y, w)
     m = Z.shape[1]
     b = c.transposed(c.yc)

@@ -24,8 +24,8 @@ from numbers import Integral
 import numpy as np
 
 from ._explanation import Anchor
+from ._lime_explanation import LimeExplanation
 from ._validation import check_model
-from .lime import LimeExplanation
 
 __all__ = ["SubmodularPick", "pick"]
 

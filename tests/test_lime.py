@@ -710,12 +710,12 @@ def test_masked_lm_sampler(hf):
 
 
 def test_huge_batches_are_chunked(linear, monkeypatch):
-    import skanchors.lime as lime_module
+    import skanchors._lime_fit as lime_fit
 
     X, lr = linear
     explainer = LimeExplainer(lr, n_samples=250, n_features=2, random_state=0).fit(X)
     one = explainer.explain(X[:1])[0]
-    monkeypatch.setattr(lime_module, "_MAX_ROWS_PER_CALL", 100)
+    monkeypatch.setattr(lime_fit, "_MAX_ROWS_PER_CALL", 100)
     chunked = explainer.explain(X[:1])[0]
     assert (one.n_model_calls, chunked.n_model_calls) == (1, 3)
     assert chunked.n_rows_predicted == 251
