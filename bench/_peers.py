@@ -456,7 +456,7 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     installed: a forest's trees are traversed by scikit-learn's code, the search's stream
     blocks, stratum counts and bounds are numpy and plain floats, and the prediction cache is
     dictionaries, as with ``SKANCHORS_NUMBA=0``."""
-    from skanchors import AnchorExplainer, _cache, _search, _trees
+    from skanchors import AnchorExplainer, _cache, _stratified, _trees
     from skanchors.samplers import _tabular_kernels as tabular_sampler
 
     # replaced rows unless a configuration says otherwise: the distribution alibi and the
@@ -490,12 +490,12 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
         if compiled:
             return explainer.explain(row.reshape(1, -1))[0]
         # the search's kernels are looked up during the search: off for this call only
-        saved = tabular_sampler._BLOCK_KERNEL, _search._ARM_KERNEL
-        tabular_sampler._BLOCK_KERNEL = _search._ARM_KERNEL = False
+        saved = tabular_sampler._BLOCK_KERNEL, _stratified._ARM_KERNEL
+        tabular_sampler._BLOCK_KERNEL = _stratified._ARM_KERNEL = False
         try:
             return explainer.explain(row.reshape(1, -1))[0]
         finally:
-            tabular_sampler._BLOCK_KERNEL, _search._ARM_KERNEL = saved
+            tabular_sampler._BLOCK_KERNEL, _stratified._ARM_KERNEL = saved
 
     explain.explainer = explainer
     return explain, fit_time

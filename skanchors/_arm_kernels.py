@@ -1,12 +1,12 @@
 """The compiled stratum counts and confidence bounds of
-:class:`skanchors._search.StratifiedArms` (imported only when numba is; see
+:class:`skanchors._stratified.StratifiedArms` (imported only when numba is; see
 :mod:`skanchors._numba`).
 
 :func:`stratum_counts` adds new samples to the arms' stratum counts as
 ``StratifiedArms._update`` does with numpy arrays, one sample at a time instead of through
 fancy-indexed temporaries: the counts are whole numbers, so adding them one by one gives the
 same float64 values. :func:`stratified_bounds` is
-:func:`skanchors._bandit.stratified_bound_scalar` (the plain-float bounds of a bandit round's
+:func:`skanchors._bounds.stratified_bound_scalar` (the plain-float bounds of a bandit round's
 few arms) operation for operation: the same libm calls in the same order and Python's
 ``min``/``max`` tie rules, so the same bounds to the last bit (``tests/test_search_kernels.py``
 compares them on a grid). A change to one of the two must be made to the other.
@@ -17,7 +17,7 @@ import math
 import numba
 import numpy as np
 
-from ._bandit import _NEWTON_STEPS
+from ._bounds import _NEWTON_STEPS
 
 
 @numba.njit(inline="always")
@@ -66,7 +66,7 @@ def stratum_counts(ids, native, rows, labels, target, own_arm, groups, parent_pt
                     pos1[arm] += right
 
 
-# -- confidence bounds: skanchors._bandit.stratified_bound_scalar, operation for operation
+# -- confidence bounds: skanchors._bounds.stratified_bound_scalar, operation for operation
 
 
 @numba.njit(inline="always")
@@ -173,7 +173,7 @@ def _joint_lower_pair(p1, n1, w1, p2, n2, w2, rate):
 
 @numba.njit(nogil=True, cache=True)
 def stratified_bounds(n1, pos1, n2, pos2, pi, stale, beta, rate, lower, values):
-    """``values[a]`` = :func:`skanchors._bandit.stratified_bound_scalar` of each arm ``a`` in
+    """``values[a]`` = :func:`skanchors._bounds.stratified_bound_scalar` of each arm ``a`` in
     ``stale`` (``rate``: the two-strata rate of ``beta``, computed by the caller)."""
     for t in range(stale.shape[0]):
         a = stale[t]

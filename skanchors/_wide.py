@@ -148,7 +148,7 @@ class ExtensionCounts:
 
     def count(self, store, start, stop):
         """``(n_samples, n_positives)`` of every candidate over rows ``start:stop`` of
-        ``store`` (a :class:`~skanchors._search.SampleStore`)."""
+        ``store`` (a :class:`~skanchors._samples.SampleStore`)."""
         n = np.zeros(self.n_candidates)
         pos = np.zeros(self.n_candidates)
         if stop <= start:

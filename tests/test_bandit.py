@@ -7,14 +7,13 @@ import pytest
 from scipy.optimize import brentq
 
 from skanchors import KLLUCB, BatchSAR
-from skanchors._bandit import (
+from skanchors._bandit import compute_beta, make_bandit
+from skanchors._bounds import (
     SCALAR_ARMS,
     _two_term_rate,
-    compute_beta,
     kl_bernoulli,
     kl_lower_bound,
     kl_upper_bound,
-    make_bandit,
     stratified_bound_scalar,
     stratified_kl_bounds,
 )
@@ -471,7 +470,7 @@ def test_extreme_bound_equals_the_full_argmax_and_computes_fewer(side, path, mon
     from skanchors import _search
 
     if path == "numpy":  # the vectorised code that serves more than SCALAR_ARMS arms
-        monkeypatch.setattr("skanchors._search.SCALAR_ARMS", 0)
+        monkeypatch.setattr("skanchors._stratified.SCALAR_ARMS", 0)
     if path == "compiled" and _search._arm_kernel() is None:
         pytest.skip("numba (the fast extra) is not installed")
     rng = np.random.default_rng(0)

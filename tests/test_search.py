@@ -8,8 +8,7 @@ from test_tabular import PlantedModel, planted_data, row
 
 from skanchors import KLLUCB, AnchorExplainer
 from skanchors import _search as search
-from skanchors._bandit import arm_bounds
-from skanchors._search import (
+from skanchors._acceptance import (
     ACCEPTANCE_TOLERANCE,
     HOPELESS_BUDGET,
     HOPELESS_MARGIN,
@@ -17,6 +16,7 @@ from skanchors._search import (
     _below_threshold,
     _validate,
 )
+from skanchors._bandit import arm_bounds
 from skanchors.discretizers import EdgesDiscretizer
 
 BETA = np.log(21 / 0.1)  # the search's rate for beam_size 1 and 20 predicates, delta 0.1

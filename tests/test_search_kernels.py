@@ -10,13 +10,13 @@ from sklearn.ensemble import GradientBoostingClassifier
 
 from skanchors import AnchorExplainer
 from skanchors import _cache as cache
-from skanchors import _search as search
+from skanchors import _stratified as stratified
 from skanchors._search import SampleStore, StratifiedArms
 from skanchors.samplers import _tabular_kernels as tabular
 from skanchors.samplers.tabular import TabularSampler
 
 kernel = tabular.block_kernel()
-arm_kernel = search._arm_kernel()
+arm_kernel = stratified._arm_kernel()
 table_kernels = cache._table_kernels()
 pytestmark = pytest.mark.skipif(
     kernel is None or arm_kernel is None or table_kernels is None,
@@ -148,7 +148,7 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
     out = []
     for compiled in (True, False):
         monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel if compiled else False)
-        monkeypatch.setattr(search, "_ARM_KERNEL", arm_kernel if compiled else False)
+        monkeypatch.setattr(stratified, "_ARM_KERNEL", arm_kernel if compiled else False)
         monkeypatch.setattr(cache, "_TABLE_KERNELS", table_kernels if compiled else False)
         explainer = AnchorExplainer(proba, perturbation="replace", random_state=0).fit(X)
         assert explainer._cache.compiled == compiled
@@ -165,7 +165,7 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
     "module, cached, load",
     [
         (tabular, "_BLOCK_KERNEL", "block_kernel"),
-        (search, "_ARM_KERNEL", "_arm_kernel"),
+        (stratified, "_ARM_KERNEL", "_arm_kernel"),
         (cache, "_TABLE_KERNELS", "_table_kernels"),
     ],
 )
@@ -198,7 +198,7 @@ def _counted_arms(monkeypatch, compiled, seed, streamed=False):
     def predict(frame):
         return (frame["fare"].to_numpy() > 25).astype(np.int64)
 
-    monkeypatch.setattr(search, "_ARM_KERNEL", arm_kernel if compiled else False)
+    monkeypatch.setattr(stratified, "_ARM_KERNEL", arm_kernel if compiled else False)
     if streamed:
         shared = cache.Shared(cache.SampleCache(0), seed, 1)
         store = SampleStore(instance, predict, 1, None, shared)
@@ -234,7 +234,7 @@ def test_compiled_stratum_counts_equal_the_numpy_counts(monkeypatch, seed, strea
 def test_compiled_bounds_equal_the_plain_float_bounds(lower):
     # Every kind of arm: two informative strata, one (the other empty or of weight 0 or 1),
     # none; precisions 0, 1 and between; several rates. Equal to the last bit.
-    from skanchors._bandit import _two_term_rate_scalar, stratified_bound_scalar
+    from skanchors._bounds import _two_term_rate_scalar, stratified_bound_scalar
 
     bounds = arm_kernel[1]
     rng = np.random.default_rng(0)
@@ -322,12 +322,12 @@ def test_compiled_extreme_bounds_and_estimates_equal_the_plain_float_ones():
 
 def test_rates_beyond_the_table_take_the_plain_float_bounds(monkeypatch):
     arms = _arms_state(np.random.default_rng(1), 6, compiled=True)
-    monkeypatch.setattr(search, "_MAX_TABLED_RATE", 2.0)
+    monkeypatch.setattr(stratified, "_MAX_TABLED_RATE", 2.0)
 
     def untabled(at):
         raise AssertionError(f"rate {at} looked up in the table")
 
-    monkeypatch.setattr(search, "_rate_table", untabled)
+    monkeypatch.setattr(stratified, "_rate_table", untabled)
     pos, values = arms._extreme_bound_small(np.arange(6), 3.0, "upper", 2)
     slow = _arms_state(np.random.default_rng(1), 6, compiled=False)
     want = slow._extreme_bound_small(np.arange(6), 3.0, "upper", 2)
@@ -338,7 +338,7 @@ def test_fit_loads_the_search_kernels_not_the_first_explanation(monkeypatch):
     # numba compiles (or loads its cached code) at a kernel's first use: 2 s in a fresh
     # checkout, which belongs to fit rather than to the first row explained
     X = _mixed_frame(200)
-    monkeypatch.setattr(search, "_ARM_KERNEL", None)
+    monkeypatch.setattr(stratified, "_ARM_KERNEL", None)
     explainer = AnchorExplainer(lambda frame: np.tile([0.5, 0.5], (len(frame), 1)))
     explainer.fit(X)
-    assert search._ARM_KERNEL == arm_kernel
+    assert stratified._ARM_KERNEL == arm_kernel

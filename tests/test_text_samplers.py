@@ -405,11 +405,11 @@ def test_subset_reuse_counts_a_sample_for_every_candidate_holding_its_set(
     # contains that set and whose words the sample kept; counted in blocks of rows of any size
     # (7 cells: one row per block, 64: seven rows) the counts are the same, and so they are
     # with the candidates as a sparse matrix (long texts) or a dense one.
-    import skanchors._search as search
+    import skanchors._samples as samples
 
     if cells is not None:
-        monkeypatch.setattr(search, "_COUNT_CELLS", cells)
-    monkeypatch.setattr(search, "_SPARSE_FROM", 1 if sparse else 10**9)
+        monkeypatch.setattr(samples, "_COUNT_CELLS", cells)
+    monkeypatch.setattr(samples, "_SPARSE_FROM", 1 if sparse else 10**9)
     sampler = CorpusSampler().fit(DOCS * 3)
     inst = sampler.instance("the plot is good and the actors are fine")
 

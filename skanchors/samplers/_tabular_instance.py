@@ -337,7 +337,7 @@ class TabularInstance:
         rows that satisfy them (``perturbation="reference"``: a random reference row that
         satisfies the anchor, unchanged). With ``return_native=True`` a third matrix says which
         predicates the base row satisfied before any replacement: the strata of
-        :class:`skanchors._search.StratifiedArms`. The draws are the start of a stream
+        :class:`skanchors._stratified.StratifiedArms`. The draws are the start of a stream
         (:meth:`stream_windows`) under a seed taken from ``rng``.
         """
         n = int(n)
