@@ -9,8 +9,8 @@ Anchor test of a token.
     Token ``(w, i)`` of a document ``d`` predicted ``c`` is an anchor when its precision
     ``P[f(z) = c | word i kept]`` under the sampler reaches the threshold ``tau``. As in the
     validation step of :func:`skanchors._search.beam_search`, the test samples until the KL
-    confidence bounds (:func:`~skanchors._bandit.kl_lower_bound`,
-    :func:`~skanchors._bandit.kl_upper_bound`, level ``beta / n`` with
+    confidence bounds (:func:`~skanchors._bounds.kl_lower_bound`,
+    :func:`~skanchors._bounds.kl_upper_bound`, level ``beta / n`` with
     ``beta = log(1 / delta)``: every occurrence is its own test, and the aggregation averages
     their errors out) are on one side of ``tau`` up to the authors' tolerance 0.05: anchor
     when the mean is ``>= tau`` and the lower bound ``> tau - 0.05``. A token still undecided
