@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import time
 import warnings
 from numbers import Integral, Real
@@ -15,6 +14,8 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._anchor_model import _ModelTask
+from ._anchor_sampling import _AnchorSampling
 from ._bandit import KLLUCB, BatchSAR, make_bandit
 from ._base import (
     N_JOBS,
@@ -26,25 +27,21 @@ from ._base import (
     row_seed,
     take_rows,
 )
-from ._batching import CallAccounts, _MergedModel, run_batched
-from ._cache import SampleCache, Shared
-from ._explanation import Anchor, Step
-from ._refit import reads_other_columns, refit_error
-from ._search import _MAX_VALIDATION_SAMPLES, _arm_kernel, beam_search, estimate
-from ._validation import check_memory, check_model
+from ._cache import SampleCache
+from ._explain_rows import _explain_chunk, _plain, _Regression, _reuse, _row_identity, _search_key
+from ._search import _MAX_VALIDATION_SAMPLES, _arm_kernel
+from ._validation import check_model
 from .discretizers import EdgesDiscretizer, TreeDiscretizer, bin_spread
-from .models import RegressionModel, as_probability_model, split_thresholds
+from .models import RegressionModel, as_probability_model
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
-
-_N_EXAMPLES = 10
 
 
 class NoAnchorWarning(UserWarning):
     """No candidate rule reached the precision threshold; the best one is returned."""
 
 
-class AnchorExplainer(BaseExplainer):
+class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
     """Explain a classifier's predictions with anchors: rules that hold the prediction in place.
 
     An anchor of an instance ``x`` is a set of predicates ``A`` that ``x`` satisfies such that,
@@ -448,88 +445,6 @@ class AnchorExplainer(BaseExplainer):
             self.feature_names_in_ = self.sampler_.feature_names_in_
         return self
 
-    def _set_band(self, predicted):
-        """``tolerance_`` (and the spread it is counted in) from the model's predictions on
-        the reference rows."""
-        predicted = np.asarray(predicted, dtype=float)
-        spread = float(np.std(predicted))
-        # (rounding leaves a spread of about 1e-17 around a constant mean's value)
-        if spread <= 1e-12 * max(float(np.abs(predicted).max()), 1.0):
-            spread = 0.0
-        if self.tolerance_unit == "absolute":
-            self.tolerance_ = float(self.tolerance)
-        else:
-            if spread == 0.0:
-                raise ValueError(
-                    "The model predicts the same value on every reference row, so a "
-                    "tolerance in standard deviations is 0; use tolerance_unit='absolute'."
-                )
-            self.tolerance_ = float(self.tolerance) * spread
-        self._spread = spread
-
-    def _hash_by_splits(self):
-        """A tree ensemble given its input as the sampler makes it: rows it cannot tell apart
-        (every feature between the same two split thresholds) are predicted once
-        (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`). Returns whether it
-        does."""
-        sampler = self.sampler_
-        if not hasattr(sampler, "hash_by_splits"):
-            return False
-        splits = split_thresholds(self.estimator)
-        if splits is None:
-            return False
-        names = getattr(self.estimator, "feature_names_in_", None)
-        ours = getattr(sampler, "feature_names_in_", None)
-        if names is not None and (ours is None or list(names) != list(ours)):
-            return False  # the model reads other columns than the sampler's
-        if self.estimator.n_features_in_ == sampler.n_features_in_:
-            return bool(sampler.hash_by_splits(*splits))
-        return False
-
-    def _current_model(self):
-        """Read the model again if it was refitted in place since :meth:`fit`.
-
-        The model wrapper computes what the estimator was when it was wrapped (compiled trees,
-        boosting's prior, encoders' tables), the classes, the hashing of rows by the trees'
-        split thresholds and the cache of predictions and searches are the old model's. What
-        :meth:`fit` read from the model alone is read again, so the explanations are those
-        of an explainer fitted anew on the same reference data; what it computed from the
-        model's predictions on the reference data (``balance``, a ``tolerance`` in standard
-        deviations, bins cut by a :class:`~skanchors.discretizers.TreeDiscretizer`) needs that
-        data, which the explainer does not keep: then this asks for
-        :meth:`fit` again.
-        """
-        changed = self.model_.refitted()
-        if not changed:
-            return
-        regression = isinstance(self.model_, RegressionModel)
-        blocked = None
-        if self.balance:
-            blocked = "its reference rows are weighted by the old model's predictions (balance)"
-        elif regression and self.tolerance_unit == "std":
-            blocked = "its tolerance is in standard deviations of the old model's predictions"
-        elif isinstance(getattr(self.sampler_, "discretizer_", None), TreeDiscretizer):
-            blocked = "its bins were cut where the old model's predictions change"
-        elif reads_other_columns(self.estimator, self.sampler_):
-            blocked = "it now reads other columns than the reference data's"
-        model = RegressionModel(self.estimator) if regression else None
-        if model is None:
-            model = as_probability_model(self.estimator, labels_only=True)
-            if model.classes_ is None and blocked is None:
-                blocked = "its classes cannot be read without the reference data"
-        if blocked is None and model.refitted():
-            blocked = "it was given in a ProbabilityModel built before the refit: wrap it again"
-        if blocked is None:
-            was_hashed = getattr(self.sampler_, "_split_thresholds", None) is not None
-            if not self._hash_by_splits() and was_hashed:
-                blocked = "the reference rows are hashed by the old model's split thresholds"
-        if blocked is not None:
-            raise refit_error(self, changed, blocked)
-        self.model_ = model
-        if not regression:
-            self.classes_ = self.model_.classes_
-        self._cache = SampleCache(self.cache_size)  # the old model's predictions and searches
-
     def _tabular_params(self):
         # (LIME draws unconditioned rows, which both perturbations draw alike, and its
         # interpretable features are the rows' bins: only anchors have these parameters.)
@@ -543,61 +458,6 @@ class AnchorExplainer(BaseExplainer):
         return params
 
     # ----------------------------------------------------------------- explaining
-    def _task(self):
-        if isinstance(self.model_, RegressionModel):
-            return _Regression(self.model_, self.tolerance_)
-        return _Classification(self.model_, self.classes_)
-
-    def _targets(self, X, rows, y):
-        """What to anchor for each row, and the seconds of a one-row model call.
-
-        With several rows, the first row is predicted alone (timed) and the others together:
-        the timing tells whether the rows' searches should share their model calls.
-        """
-        model_input = self.sampler_.to_model_input(X)
-        regression = isinstance(self.model_, RegressionModel)
-        predict = self.model_.predict if regression else self.model_.predict_index
-        call_seconds = predicted = None
-        if y is None or not regression:
-            if len(rows) > 1:
-                # the others first: a model's first call may carry one-off work (the forest
-                # path of ProbabilityModel checks itself against predict_proba once)
-                rest = np.asarray(predict(take_rows(model_input, np.arange(1, len(rows)))))
-                t0 = time.perf_counter()
-                first = np.asarray(predict(take_rows(model_input, [0])))
-                call_seconds = time.perf_counter() - t0
-                predicted = np.concatenate([first, rest])
-            else:
-                predicted = np.asarray(predict(model_input))
-        if y is None:
-            return predicted, call_seconds
-        if regression:
-            try:
-                y = np.asarray(y, dtype=float).ravel()
-            except (TypeError, ValueError) as error:
-                raise ValueError(
-                    f"y must hold numbers, the regression targets to anchor: {error}."
-                ) from None
-            if len(y) != len(rows):
-                raise ValueError(f"y has {len(y)} entries for {len(rows)} rows of X.")
-            if not np.isfinite(y).all():
-                raise ValueError(
-                    f"y must hold finite regression targets to anchor, got {y[~np.isfinite(y)][0]}"
-                    f" at position {int(np.flatnonzero(~np.isfinite(y))[0])}."
-                )
-            return y, call_seconds
-        y = np.asarray(y).ravel()
-        if len(y) != len(rows):
-            raise ValueError(f"y has {len(y)} entries for {len(rows)} rows of X.")
-        index = {c: i for i, c in enumerate(self.classes_.tolist())}
-        unknown = [v for v in y.tolist() if v not in index]
-        if unknown:
-            raise ValueError(
-                f"y contains classes {unknown[:5]} that the model does not predict; its classes "
-                f"are {self.classes_.tolist()}."
-            )
-        return np.array([index[v] for v in y.tolist()]), call_seconds
-
     def explain(self, X, y=None):
         """Find the anchor of every row of ``X``.
 
@@ -771,87 +631,6 @@ class AnchorExplainer(BaseExplainer):
             bandit_key,
         )
 
-    def sample(self, anchor, n_samples=1000, *, random_state=None):
-        """Draw fresh perturbations from ``D(z | A)``, the distribution ``anchor`` is about.
-
-        The anchor's precision is a claim about these draws: the model keeps
-        ``anchor.prediction`` on at least ``threshold - 0.025`` of them, with probability at
-        least ``1 - delta`` (see the user guide's "Statistical guarantees"). Drawing anew lets
-        you check that claim, or look at what the rule was tested on; :meth:`Anchor.covers`
-        checks it on real rows instead.
-
-        Parameters
-        ----------
-        anchor : Anchor
-            An anchor this explainer returned (it keeps the explained row in
-            ``anchor.instance``; anchors rebuilt from JSON do not).
-        n_samples : int >= 1, default=1000
-        random_state : int, numpy Generator or RandomState, or None, default=None
-            Seeds the draws (independent of the explainer's own ``random_state``).
-
-        Returns
-        -------
-        Z : model input with ``n_samples`` rows or documents, each satisfying the anchor
-            A DataFrame or array with the reference data's columns, or a list of str.
-        """
-        instance, ids = self._anchor_instance(anchor)
-        if not isinstance(n_samples, Integral) or isinstance(n_samples, bool) or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
-        width = max(getattr(self, "n_features_in_", 1), instance.n_predicates)
-        check_memory("n_samples", n_samples, 4 * n_samples * width, "the perturbations")
-        keys = instance.sample(ids, int(n_samples), _generator(random_state))[0]
-        return instance.decode(keys)
-
-    def perturbation_precision(self, anchor, n_samples=2000, *, random_state=None):
-        """Share of fresh perturbations of ``anchor`` (:meth:`sample`) on which the model
-        keeps ``anchor.prediction`` (regression: stays within ``tolerance`` of it).
-
-        An estimate from ``n_samples`` draws (its standard error is at most
-        ``0.5 / sqrt(n_samples)``), made without the samples the search used, so it checks the
-        anchor's ``precision`` independently. The model calls it makes are not counted in any
-        anchor.
-
-        Returns
-        -------
-        precision : float in [0, 1]
-        """
-        Z = self.sample(anchor, n_samples, random_state=random_state)
-        self._current_model()
-        task = self._task()
-        outcomes = task.outcomes(Z, self)
-        if anchor.tolerance is not None:  # the anchor's own band (set_params may have moved ours)
-            return float(np.mean(np.abs(outcomes - anchor.prediction) <= anchor.tolerance))
-        return float(np.mean(task.agrees(outcomes, anchor.prediction)))
-
-    def _anchor_instance(self, anchor):
-        """The instance sampler of the anchor's row and the anchor's predicate indices."""
-        check_is_fitted(self, "sampler_")
-        self._validate_params()
-        if not isinstance(anchor, Anchor):
-            raise TypeError(
-                f"anchor must be an Anchor returned by explain(), got {type(anchor).__name__}."
-            )
-        if anchor.instance is None:
-            raise ValueError(
-                "anchor has no instance (the explained row): anchors rebuilt from JSON do not "
-                "keep it. Explain the row again with this explainer."
-            )
-        if anchor.perturbation is not None:
-            instance = self.sampler_.instance(anchor.instance, perturbation=anchor.perturbation)
-        else:
-            instance = self.sampler_.instance(anchor.instance)
-        ids = []
-        for p in anchor.predicates:
-            try:
-                ids.append(instance.predicates.index(p))
-            except ValueError:
-                raise ValueError(
-                    f"anchor's predicate {str(p)!r} is not one this explainer forms for the "
-                    "anchor's row: was the anchor found by another explainer, or before a new "
-                    "fit?"
-                ) from None
-        return instance, tuple(sorted(set(ids)))
-
     def transform(self, X):
         """Which features (tables) or words (documents) appear in each anchor.
 
@@ -958,118 +737,6 @@ class AnchorExplainer(BaseExplainer):
 _SHARE_CALLS_ABOVE = 0.002  # seconds of a one-row model call
 
 
-def _generator(random_state):
-    """A numpy Generator from an int, None, a Generator or a RandomState."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    if random_state is None or (
-        isinstance(random_state, Integral) and not isinstance(random_state, bool)
-    ):
-        return np.random.default_rng(random_state)
-    raise ValueError(
-        f"random_state must be an int, a numpy Generator or RandomState, or None; got "
-        f"{random_state!r}."
-    )
-
-
-def _explain_chunk(
-    sampler, task, rows, targets, seeds, params, verbose, share=True, shared=None, positions=None
-):
-    """Explain the rows of one chunk; with ``share``, their searches share model calls.
-
-    ``shared`` is ``(cache, seed)``: the perturbation streams and the prediction cache;
-    ``positions``: the rows' positions in the call's ``X`` (for ``verbose``). Searches that
-    share calls see the cache through :class:`~skanchors._batching.CallAccounts`, so that
-    each anchor's counts are those of the rows explained one after the other.
-    """
-    together = share and len(rows) > 1
-    cache = None if shared is None else shared[0]
-    if together and cache is not None and cache.enabled:
-        cache = CallAccounts(cache)
-
-    def one(task, i):
-        context = None
-        if shared is not None:
-            merged = task.model if isinstance(task.model, _MergedModel) else None
-            context = Shared(cache, shared[1], task.namespace(targets[i]), merged)
-        search_params = shared[2] if shared is not None else None
-        anchor = _explain_one(
-            sampler, task, rows[i], targets[i], int(seeds[i]), params, context, search_params
-        )
-        task.finish(anchor, targets[i])  # what it predicts, in the model's terms
-        if verbose:
-            # (rows explained together finish in any order: each line says which it is)
-            where = i if positions is None else positions[i]
-            print(f"[skanchors] row {where}: {anchor} ({anchor.wall_time:.2f} s)", flush=True)
-        return anchor
-
-    if not together:
-        return [one(task, i) for i in range(len(rows))]
-    anchors = run_batched(task, one, len(rows))
-    if isinstance(cache, CallAccounts):
-        requests = [a.__dict__.pop("_requests", None) for a in anchors]
-        for anchor, asked, (calls, n_rows) in zip(anchors, requests, cache.attribute(requests)):
-            if asked is not None:  # (else its search counted its own calls and rows)
-                anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
-    return anchors
-
-
-class _Classification:
-    """Precision = the perturbation gets the target class."""
-
-    def __init__(self, model, classes):
-        self.model = model
-        self.classes = classes
-
-    def finish(self, anchor, target):
-        anchor.prediction = self.classes[target]
-
-    def labeler(self, target):
-        return self.model.predict_index, int(target)
-
-    @staticmethod
-    def namespace(target):
-        return "class"
-
-    def outcomes(self, X, explainer):
-        return explainer.classes_[self.model.predict_index(X)]
-
-    @staticmethod
-    def agrees(outcomes, prediction):
-        return outcomes == prediction
-
-
-class _Regression:
-    """Precision = the perturbation's prediction stays within tolerance of the target."""
-
-    def __init__(self, model, tolerance):
-        self.model = model
-        self.tolerance = tolerance
-
-    def finish(self, anchor, target):
-        anchor.prediction = float(target)
-        anchor.tolerance = self.tolerance
-
-    def labeler(self, target):
-        target, tol, predict = float(target), self.tolerance, self.model.predict
-
-        def within(X):
-            return (np.abs(predict(X) - target) <= tol).astype(np.int64)
-
-        return within, 1
-
-    def outcomes(self, X, explainer):
-        return self.model.predict(X)
-
-    def namespace(self, target):
-        return ("within", float(target), float(self.tolerance))
-
-    def agrees(self, outcomes, prediction):
-        return np.abs(outcomes - prediction) <= self.tolerance
-
-
 def _needs_predictions(sampler):
     """Whether the sampler's discretizer bins where the model's predictions change (and so
     must be fitted with them): ``"tree"``, or a transformer whose tags require a target."""
@@ -1095,146 +762,3 @@ def _is_regressor(estimator):
 
 def _is_plain_callable(obj):
     return callable(obj) and not hasattr(obj, "predict")
-
-
-def _explain_one(sampler, task, row, target, seed, params, shared=None, search_params=None):
-    start = time.perf_counter()
-    instance = sampler.instance(row)
-    # Rows whose predicates are the same in the reference data's terms go through the same
-    # search (see SampleCache.get_search): a later one gets the earlier one's anchor without
-    # searching again (Titanic: 140 distinct searches among its 268 test rows).
-    key = None
-    if shared is not None and shared.cache.enabled:
-        key = _search_key(instance, shared.namespace, target, shared.seed, search_params)
-        found = None if key is None else shared.cache.get_search(key)
-        if found is not None:
-            return _reuse(found, row, start)
-    if getattr(sampler, "perturbation", None) == "auto":
-        # Two searches, each at half the risk (a union bound): the reference rows first, the
-        # replaced rows where no rule validates on them.
-        params = dict(params, delta=params["delta"] / 2)
-    anchor = _search_one(instance, task, row, target, seed, params, shared, start)
-    if not anchor.is_anchor and getattr(sampler, "perturbation", None) == "auto":
-        replaced = sampler.instance(row, perturbation="replace")
-        other = _search_one(replaced, task, row, target, seed, params, shared, start)
-        other.n_model_calls += anchor.n_model_calls
-        other.n_rows_predicted += anchor.n_rows_predicted
-        first = anchor.__dict__.get("_requests")
-        if first is not None:  # (calls shared across rows: counted when all have ended)
-            other._requests = first + other.__dict__.get("_requests", [])
-        anchor = other
-    if key is not None:
-        shared.cache.put_search(key, _reuse(anchor, None, None))
-        anchor._search_key = key  # for the parent process, when this is a joblib worker
-    return anchor
-
-
-def _plain(target):
-    """A class index or a regression target as a plain hashable number."""
-    return float(target) if isinstance(target, (float, np.floating)) else int(target)
-
-
-def _row_identity(row):
-    """A hashable stand-in for a row's content (equal rows, equal keys), or None: a
-    document, a numeric array's bytes, a one-row frame's columns and values."""
-    try:
-        if isinstance(row, str):
-            return row
-        if isinstance(row, np.ndarray) and row.dtype.kind in "biuf":
-            return (row.dtype.str, row.shape, row.tobytes())
-        if isinstance(row, pd.DataFrame):
-            key = (tuple(row.columns), tuple(row.dtypes.astype(str)), tuple(row.iloc[0]))
-            hash(key)
-            return key
-    except TypeError:  # unhashable values: no key, the row is searched on its own
-        return None
-    return None
-
-
-def _search_key(instance, namespace, target, seed, search_params):
-    """The key of the cache of searches (``SampleCache.get_search``) for one row's search,
-    or None when it has none (a bandit of the user's own, an instance that says none)."""
-    row_key = getattr(instance, "search_key", lambda: None)()
-    if row_key is None or search_params is None:
-        return None
-    return (row_key, seed, namespace, _plain(target), search_params)
-
-
-def _reuse(anchor, row, start):
-    """A copy of ``anchor`` for another row (or, with ``row`` None, to keep): no model call
-    made for it, its own time, its own copies of the examples."""
-    out = copy.copy(anchor)
-    out.steps = list(anchor.steps)
-    out.examples_hold = _copy_rows(anchor.examples_hold)
-    out.examples_fail = _copy_rows(anchor.examples_fail)
-    out.instance = row
-    out.__dict__.pop("_requests", None)
-    if start is not None:
-        out.n_model_calls = 0
-        out.n_rows_predicted = 0
-        out.wall_time = time.perf_counter() - start
-    return out
-
-
-def _copy_rows(rows):
-    return rows.copy() if hasattr(rows, "copy") else rows
-
-
-def _search_one(instance, task, row, target, seed, params, shared, start):
-    # Samples come from the instance's streams when it has them and the search is shared
-    # (every tabular search of an explainer); a generator is then not made.
-    streams = shared is not None and hasattr(instance, "stream_windows")
-    rng = None if streams else np.random.default_rng(seed)
-    predict, label = task.labeler(target)
-    result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
-    store = result.store
-    accounts = None if shared is None else shared.cache
-    # Only a search whose predictions went through the cache (streams, reference rows) has
-    # requests to attribute; a text search predicts its own rows, counted as it went.
-    requests = None
-    if isinstance(accounts, CallAccounts) and store.shared is not None:
-        requests = accounts.close(store)
-    # the bounds at the level the search validated at, so that is_anchor reads off them
-    beta = result.beta
-    counts, precisions, lb, ub = estimate(store, result.order, beta)
-    n = int(counts[-1])
-    precision = float(precisions[-1]) if n else float("nan")
-    if result.validated is not None:
-        # an anchor's precision is its validation's, on samples the choice did not see
-        n, precision, lb, ub = result.validated
-    preds = [instance.predicates[p] for p in result.shown()]
-    steps = []
-    for k in range(1, len(result.order) + 1):
-        steps.append(
-            Step(
-                tuple(instance.predicates[p] for p in result.shown(k)),
-                float(precisions[k - 1]) if counts[k - 1] else float("nan"),
-                float(instance.reference_coverage(tuple(sorted(result.order[:k])))),
-            )
-        )
-    valid = store.valid_indices(tuple(sorted(result.anchor)))
-    correct = store.correct[valid]
-    hold = valid[correct][:_N_EXAMPLES]
-    fail = valid[~correct][:_N_EXAMPLES]
-    anchor = Anchor(
-        predicates=tuple(preds),
-        prediction=target,
-        precision=precision,
-        coverage=float(instance.reference_coverage(tuple(sorted(result.anchor)))),
-        is_anchor=result.is_anchor,
-        threshold=params["threshold"],
-        precision_bounds=(lb, ub),
-        coverage_perturbation=float(result.coverage),
-        n_samples=n,
-        steps=steps,
-        examples_hold=instance.decode(store.keys_of(hold)),
-        examples_fail=instance.decode(store.keys_of(fail)),
-        n_model_calls=store.n_model_calls,
-        n_rows_predicted=store.n_rows_predicted,
-        wall_time=time.perf_counter() - start,
-        instance=row,
-        perturbation=getattr(instance, "perturbation", None),
-    )
-    if requests is not None:
-        anchor._requests = requests  # counted by _explain_chunk once every search has ended
-    return anchor

@@ -421,18 +421,19 @@ def test_rows_with_one_search_are_searched_once_whether_or_not_they_share_calls(
     # Searches that share calls run at the same time and could not find each other's result
     # in the cache: two rows with the same search (the same bins) were searched twice when a
     # one-row call happened to take more than 2 ms (a loaded machine), once otherwise.
+    import skanchors._explain_rows as rows_module
     import skanchors.explainer as explainer_module
     from skanchors import AnchorExplainer
 
     monkeypatch.setattr(explainer_module, "_SHARE_CALLS_ABOVE", limit)
     searched = []
-    search = explainer_module._search_one
+    search = rows_module._search_one
 
     def counting(instance, task, row, *args, **kwargs):
         searched.append(row)
         return search(instance, task, row, *args, **kwargs)
 
-    monkeypatch.setattr(explainer_module, "_search_one", counting)
+    monkeypatch.setattr(rows_module, "_search_one", counting)
     X, forest = titanic
     twins = X.iloc[[0, 0, 1, 0, 1]]  # two rows' searches for five rows
     model = _Counting(forest, seed=0)

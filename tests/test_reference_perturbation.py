@@ -453,16 +453,16 @@ def test_auto_searches_the_reference_rows_first_and_replaced_rows_where_they_are
 
 
 def test_auto_runs_each_search_at_half_of_delta(monkeypatch):
-    import skanchors.explainer as explainer_module
+    import skanchors._explain_rows as rows_module
 
     seen = []
-    search = explainer_module._search_one
+    search = rows_module._search_one
 
     def recording(instance, task, row, target, seed, params, *args):
         seen.append((instance.perturbation, params["delta"]))
         return search(instance, task, row, target, seed, params, *args)
 
-    monkeypatch.setattr(explainer_module, "_search_one", recording)
+    monkeypatch.setattr(rows_module, "_search_one", recording)
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7], "x1": [0.5]})
     x = pd.DataFrame({"x0": [0.9], "x1": [0.8], "x2": [0.5]})
     small = _correlated(300)

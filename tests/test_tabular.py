@@ -935,16 +935,16 @@ def test_prediction_cache_is_bounded_and_not_pickled(data):
 @pytest.fixture
 def searches(monkeypatch):
     """The rows whose anchor was searched for (not taken from an earlier search), in order."""
-    import skanchors.explainer as explainer_module
+    import skanchors._explain_rows as rows_module
 
     searched = []
-    search = explainer_module._search_one
+    search = rows_module._search_one
 
     def counting(instance, task, row, *args, **kwargs):
         searched.append(row)
         return search(instance, task, row, *args, **kwargs)
 
-    monkeypatch.setattr(explainer_module, "_search_one", counting)
+    monkeypatch.setattr(rows_module, "_search_one", counting)
     return searched
 
 
