@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import _serial
+from ._documents import check_documents, tokenize
 from .discretizers import format_value
 
 __all__ = ["Predicate", "Anchor", "RuleCheck"]
@@ -181,8 +182,6 @@ class Predicate:
         """Boolean mask of the rows of ``X`` (DataFrame or 2-d array) that satisfy it; for a
         word predicate, of the documents of ``X`` (a list, 1-d array or Series of str)."""
         if self.op == "contains":
-            from .samplers.text import check_documents, tokenize
-
             # (a DataFrame was read column name by column name, a str letter by letter)
             docs = check_documents(X, "X", allow_wordless=True, allow_empty=True)
             return np.array([self.value in {t for t, _, _ in tokenize(d)} for d in docs], bool)
@@ -484,8 +483,6 @@ class Anchor:
         if isinstance(X, str):
             raise TypeError("X must be a collection of rows or documents, not a single string.")
         if any(p.op == "contains" for p in self.predicates):  # a text anchor: documents
-            from .samplers.text import check_documents, tokenize
-
             X = check_documents(X, allow_wordless=True, allow_empty=True)
             if all(p.op == "contains" for p in self.predicates):
                 return self._covers_counted([Counter(w for w, _, _ in tokenize(d)) for d in X])

@@ -14,8 +14,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._documents import _word_re
 from ..hf import _model_max_length
-from .text import TextInstance, _TextSampler, _word_re, check_documents
+from .text import TextInstance, _TextSampler, check_documents
 
 __all__ = ["MaskedLMInstance", "MaskedLMSampler"]
 
