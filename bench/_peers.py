@@ -10,13 +10,10 @@ import logging
 import math
 import re
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
-
-SHARED_DATA = Path("/work/shared/data")
 
 THRESHOLD = 0.95
 DELTA = 0.1
@@ -31,50 +28,12 @@ MISSING = "NaN"  # name of the category that a missing categorical value becomes
 # data
 
 
-def _read_shared(name):
-    """Fallback when skanchors.datasets is not importable: read the shared files directly."""
-    if name == "adult":
-        cols = [
-            "age",
-            "workclass",
-            "fnlwgt",
-            "education",
-            "education-num",
-            "marital-status",
-            "occupation",
-            "relationship",
-            "race",
-            "sex",
-            "capital-gain",
-            "capital-loss",
-            "hours-per-week",
-            "native-country",
-        ]
-        frame = pd.read_csv(
-            SHARED_DATA / "adult.data",
-            header=None,
-            names=[*cols, "income"],
-            skipinitialspace=True,
-            na_values=["?"],
-            keep_default_na=False,
-        )
-        y = (frame["income"].str.strip() == ">50K").astype(int).to_numpy()
-        return frame[cols], y
-    cols = ["Pclass", "Sex", "Age", "SibSp", "Parch", "Fare", "Embarked"]
-    frame = pd.read_csv(SHARED_DATA / "titanic.csv", keep_default_na=False, na_values=[""])
-    return frame[cols], frame["Survived"].to_numpy()
-
-
 def load_raw(name):
-    try:
-        from skanchors.datasets import load_adult, load_titanic
+    from skanchors.datasets import load_adult, load_titanic
 
-        loader = load_adult if name == "adult" else load_titanic
-        X, y = loader(return_X_y=True, as_frame=True)
-        return X, np.asarray(y), "skanchors.datasets"
-    except ImportError:
-        X, y = _read_shared(name)
-        return X, y, str(SHARED_DATA)
+    loader = load_adult if name == "adult" else load_titanic
+    X, y = loader(return_X_y=True, as_frame=True)
+    return X, np.asarray(y), "skanchors.datasets"
 
 
 def prepare(name, reference="train"):
