@@ -1,7 +1,6 @@
 """Text samplers without model weights: tokenizer, UnkSampler, CorpusSampler."""
 
 import pickle
-import time
 import unicodedata
 from collections import Counter
 
@@ -109,22 +108,21 @@ def test_all_kept_decodes_to_the_same_string(sampler, text):
     assert [str(p) for p in inst.predicates] == words_of(text)
 
 
-def test_long_text_is_fast_and_exact():
+def test_a_long_text_is_sampled_and_decoded_exactly():
+    # (its time and memory are measured in bench/long_documents.py and bounded, machine-free,
+    # in tests/test_long_documents.py)
     rng = np.random.default_rng(0)
     vocab = np.array(["alpha", "beta", "gamma", "delta", "it's", "x9"])
     seps = np.array([" ", ", ", "  ", ". ", "\n", " - "])
     words = vocab[rng.integers(len(vocab), size=10_000)]
     text = "".join(w + s for w, s in zip(words, seps[rng.integers(len(seps), size=10_000)]))
     sampler = CorpusSampler().fit(DOCS)
-    start = time.perf_counter()
     inst = sampler.instance(text)
     keys, holds = inst.sample((0, 5, 9999), 200, np.random.default_rng(1))
     kept_all = np.full((2, inst.n_predicates), -1, dtype=np.int32)
     assert inst.decode(kept_all) == [text, text]
     decoded = inst.decode(keys[:20])
-    elapsed = time.perf_counter() - start
     assert inst.n_predicates == 10_000
-    assert elapsed < 3.0, elapsed
     for row, doc in zip(range(20), decoded):
         got = words_of(doc)
         assert len(got) == 10_000
@@ -341,10 +339,6 @@ def test_reference_coverage_matches_brute_force(reviews):
     )
     assert 0 < inst.reference_coverage((0, 10)) < inst.reference_coverage((0,))
     assert sampler.instance("zzzunseen word").reference_coverage((0,)) == 0.0
-    start = time.perf_counter()
-    for _ in range(2000):
-        sampler._reference_coverage(frozenset({"the", "film"}))
-    assert time.perf_counter() - start < 1.0
 
 
 def test_predicates_agree_with_perturbations(reviews):
