@@ -70,10 +70,13 @@ def _missing(name):
 
 
 class Arms(ABC):
-    """A set of arms for the bandit (see :mod:`skanchors._arms`).
+    """A set of arms for the bandits (:class:`~skanchors.KLLUCB`, :class:`~skanchors.BatchSAR`).
 
-    Subclasses keep ``n_samples`` and ``n_positives`` (float arrays, one entry per arm),
-    implement :meth:`pull`, and declare their optional members in ``capabilities``.
+    Subclasses keep ``n_samples`` and ``n_positives`` (float arrays, one entry per arm,
+    updated in place), implement :meth:`pull`, and declare their optional members in
+    ``capabilities`` (:class:`ArmsCapabilities`); the bandits call no other member. The
+    anchor search hands a bandit of the user's own (``bandit=``) such arms, with
+    ``coverage`` set.
     """
 
     #: The optional abilities of the arms (none by default).

@@ -68,8 +68,8 @@ def compute_beta(n_arms, t, delta, exploration="theory"):
 def _check_arms(arms, n_best):
     if not isinstance(arms, Arms):
         raise TypeError(
-            f"arms must be a skanchors._arms.Arms (the bandit reads its capabilities), got "
-            f"{type(arms).__name__}."
+            f"arms must be a skanchors.Arms (subclass it; the bandit reads its capabilities), "
+            f"got {type(arms).__name__}."
         )
     n_arms = len(arms.n_samples)
     if not isinstance(n_best, Integral) or not 1 <= n_best:
@@ -124,8 +124,8 @@ class KLLUCB:
     Examples
     --------
     >>> import numpy as np
-    >>> from skanchors._bandit import KLLUCB
-    >>> class Coins:  # arms with true means 0.2, 0.5 and 0.9
+    >>> from skanchors import KLLUCB, Arms
+    >>> class Coins(Arms):  # arms with true means 0.2, 0.5 and 0.9
     ...     def __init__(self):
     ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
     ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)
@@ -174,7 +174,7 @@ class KLLUCB:
 
         Parameters
         ----------
-        arms : skanchors._arms.Arms
+        arms : skanchors.Arms
             Has arrays ``n_samples`` and ``n_positives`` (updated in place) and a method
             ``pull(indices, n)`` that draws ``n`` more samples for each arm in ``indices``;
             its ``capabilities`` say which optional members it has. An array ``coverage``,
@@ -287,8 +287,8 @@ class BatchSAR:
     Examples
     --------
     >>> import numpy as np
-    >>> from skanchors._bandit import BatchSAR
-    >>> class Coins:
+    >>> from skanchors import Arms, BatchSAR
+    >>> class Coins(Arms):
     ...     def __init__(self):
     ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
     ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)

@@ -270,5 +270,5 @@ def test_the_arms_declare_their_optional_members():
         def pull(self, indices, n):
             pass
 
-    with pytest.raises(TypeError, match="arms must be a skanchors._arms.Arms"):
+    with pytest.raises(TypeError, match="arms must be a skanchors.Arms"):
         KLLUCB().select(Plain(), 1, epsilon=0.1, delta=0.1, batch_size=5)

@@ -347,7 +347,13 @@ class Sampler(ABC):
     :class:`InstanceSampler` of one of them, and ``to_model_input`` turns inputs into what the
     model reads. ``modality`` names the kind of data ("tabular", "text", ...): the search
     never reads it; only the explainers' user-facing parts do (defaults such as the beam size,
-    and the shape of ``transform``'s output).
+    and the shape of ``transform``'s output: a ``"text"`` sampler gives the vocabulary of its
+    columns as ``vocabulary_`` and ``get_feature_names_out``, another one the columns of
+    ``n_features_in_``, and ``feature_names_in_`` when they have names).
+
+    The explainers clone the sampler they are given, so a custom sampler is also a
+    scikit-learn estimator (:class:`~sklearn.base.BaseEstimator`, parameters in
+    ``__init__``).
     """
 
     #: The optional abilities of the sampler (none by default).
