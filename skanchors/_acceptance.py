@@ -39,10 +39,9 @@ HOPELESS_BUDGET = 20
 def _sample_cap(arms):
     """How many samples each arm may have: its supply (reference rows), at most
     ``_MAX_VALIDATION_SAMPLES`` (that number alone for arms of unlimited supply)."""
-    available = getattr(arms, "n_available", None)
-    if available is None:
+    if not arms.capabilities.finite_supply:
         return _MAX_VALIDATION_SAMPLES
-    return np.minimum(available, _MAX_VALIDATION_SAMPLES)
+    return np.minimum(arms.n_available, _MAX_VALIDATION_SAMPLES)
 
 
 def _validate(arms, indices, threshold, beta, batch_size):
@@ -112,10 +111,10 @@ def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
 
     A round after a round without anchor extends a rule that was never drawn for (it was
     chosen on its parent's samples), so none of its arms has a sample. Stratified arms
-    (``pull_parents``) then first draw one batch for that rule: each of its samples serves
-    every arm whose group its base row satisfies, and that often suffices to show an arm
-    below the threshold. Arms the parent's batch cannot settle (predicted from the parent's
-    precision, ``parent_precision[i]`` for arm ``i``, see
+    (``capabilities.parent_draws``) then first draw one batch for that rule: each of its
+    samples serves every arm whose group its base row satisfies, and that often suffices to
+    show an arm below the threshold. Arms the parent's batch cannot settle (predicted from
+    the parent's precision, ``parent_precision[i]`` for arm ``i``, see
     :meth:`StratifiedArms.parent_can_settle`) are drawn for in the same model call, which
     predicts fewer rows than drawing for every arm, in the same number of calls.
     """
@@ -124,7 +123,7 @@ def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
     budget = HOPELESS_BUDGET
     # Arms without samples are drawn for free: the bandit would start with them too.
     fresh = arms.n_samples == 0
-    if fresh.any() and hasattr(arms, "pull_parents"):
+    if fresh.any() and arms.capabilities.parent_draws:
         settle = fresh & arms.parent_can_settle(threshold, beta, batch_size, parent_precision)
         if settle.any():
             own = fresh & ~settle

@@ -24,6 +24,7 @@ from numbers import Integral
 
 import numpy as np
 
+from ._arms import Arms
 from ._bounds import kl_lower_bound, kl_upper_bound
 
 __all__ = [
@@ -65,6 +66,11 @@ def compute_beta(n_arms, t, delta, exploration="theory"):
 
 
 def _check_arms(arms, n_best):
+    if not isinstance(arms, Arms):
+        raise TypeError(
+            f"arms must be a skanchors.Arms (subclass it; the bandit reads its capabilities), "
+            f"got {type(arms).__name__}."
+        )
     n_arms = len(arms.n_samples)
     if not isinstance(n_best, Integral) or not 1 <= n_best:
         raise ValueError(f"n_best must be a positive integer, got {n_best!r}.")
@@ -118,8 +124,8 @@ class KLLUCB:
     Examples
     --------
     >>> import numpy as np
-    >>> from skanchors._bandit import KLLUCB
-    >>> class Coins:  # arms with true means 0.2, 0.5 and 0.9
+    >>> from skanchors import KLLUCB, Arms
+    >>> class Coins(Arms):  # arms with true means 0.2, 0.5 and 0.9
     ...     def __init__(self):
     ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
     ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)
@@ -168,11 +174,12 @@ class KLLUCB:
 
         Parameters
         ----------
-        arms : object
+        arms : skanchors.Arms
             Has arrays ``n_samples`` and ``n_positives`` (updated in place) and a method
-            ``pull(indices, n)`` that draws ``n`` more samples for each arm in ``indices``.
-            An array ``coverage``, when present, breaks ties in estimated precision: the
-            broader rule ranks higher (the anchor search sets it).
+            ``pull(indices, n)`` that draws ``n`` more samples for each arm in ``indices``;
+            its ``capabilities`` say which optional members it has. An array ``coverage``,
+            when set, breaks ties in estimated precision: the broader rule ranks higher (the
+            anchor search sets it).
         n_best : int
         epsilon : float
             Tolerance: stop when the best excluded arm's upper bound exceeds the worst
@@ -201,13 +208,13 @@ class KLLUCB:
         if n_best >= n_arms:
             return _ranking(arms)[-n_arms:]
         # Arms with a finite supply of samples (arms.n_available) are not pulled once spent.
-        available = getattr(arms, "n_available", None)
+        available = _available(arms)
         for t in range(1, self.max_rounds + 1):
             order = _ranking(arms)
             top, rest = order[-n_best:], order[:-n_best]
             beta = compute_beta(n_arms, t, delta, self.exploration)
             k = min(self.challengers, len(rest))
-            if self.pulls == "pair" and hasattr(arms, "extreme_bound"):
+            if self.pulls == "pair" and arms.capabilities.extreme_bounds:
                 # Only the extremes matter: arms that can tell them apart compute their bounds.
                 i, ub_top = arms.extreme_bound(rest, beta, "upper", k=k)
                 j, lb_min = arms.extreme_bound(top, beta, "lower")
@@ -236,6 +243,11 @@ class KLLUCB:
         return _ranking(arms)[-n_best:]
 
 
+def _available(arms):
+    """``arms.n_available`` for arms of finite supply, else None."""
+    return arms.n_available if arms.capabilities.finite_supply else None
+
+
 def _pull(arms, indices, n, available):
     """Pull the arms that still have samples to give; False when none has."""
     indices = np.asarray(indices, dtype=np.intp)
@@ -258,9 +270,9 @@ class BatchSAR:
     number; here arms can start with samples of their own (shared with other rules, or drawn
     in an earlier round), so each arm is pulled by what it lacks, and an arm already past
     the phase's count is not pulled. Arms that can draw a different number of samples per arm
-    in one call (a method ``pull_each(indices, counts)``) get exactly that; with only
-    ``pull(indices, n)``, the arms that lack samples are pulled by the largest lack (one call
-    still; those that lacked fewer get more than the schedule asks).
+    in one call (``pull_each(indices, counts)``, with ``capabilities.pulls_each``) get exactly
+    that; with only ``pull(indices, n)``, the arms that lack samples are pulled by the largest
+    lack (one call still; those that lacked fewer get more than the schedule asks).
 
     Parameters
     ----------
@@ -275,8 +287,8 @@ class BatchSAR:
     Examples
     --------
     >>> import numpy as np
-    >>> from skanchors._bandit import BatchSAR
-    >>> class Coins:
+    >>> from skanchors import Arms, BatchSAR
+    >>> class Coins(Arms):
     ...     def __init__(self):
     ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
     ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)
@@ -348,21 +360,21 @@ class BatchSAR:
     @staticmethod
     def _top_up(arms, indices, need):
         """Pull each arm of ``indices`` by its ``need`` (the samples it lacks), in one model
-        call: ``arms.pull_each(indices, counts)`` where the arms have it, else ``arms.pull``
+        call: ``arms.pull_each(indices, counts)`` where the arms can, else ``arms.pull``
         of the arms that lack samples by the largest lack."""
         lacking = need > 0
         indices = indices[lacking]
         counts = np.ceil(need[lacking]).astype(np.int64)
-        pull_each = getattr(arms, "pull_each", None)
-        if callable(pull_each):
-            pull_each(indices, counts)
+        if arms.capabilities.pulls_each:
+            arms.pull_each(indices, counts)
         else:
             arms.pull(indices, int(counts.max()))
 
 
 def arm_means(arms):
-    """Estimated precision of every arm (``arms.precision_estimates()`` when defined)."""
-    if hasattr(arms, "precision_estimates"):
+    """Estimated precision of every arm (``arms.precision_estimates()`` for arms with their
+    own estimator)."""
+    if arms.capabilities.own_estimator:
         return np.asarray(arms.precision_estimates(), dtype=float)
     return arms.n_positives / np.maximum(arms.n_samples, 1)
 
@@ -375,7 +387,7 @@ def arm_bounds(arms, indices, beta, side="both"):
     without samples gets the trivial bounds ``(0, 1)``.
     """
     indices = np.asarray(indices)
-    if hasattr(arms, "precision_bounds"):
+    if arms.capabilities.own_estimator:
         return arms.precision_bounds(indices, beta, side=side)
     n = arms.n_samples[indices]
     means = arms.n_positives[indices] / np.maximum(n, 1)
@@ -394,7 +406,7 @@ def _ranking(arms, subset=None):
     keep the narrowest of three bounds that all held at precision 1 (coverage 0.17, where
     0.51 held too)."""
     means = arm_means(arms)
-    coverage = getattr(arms, "coverage", None)
+    coverage = arms.coverage
     if subset is not None:
         means = means[subset]
         coverage = None if coverage is None else np.asarray(coverage)[subset]

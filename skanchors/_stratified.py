@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ._arms import Arms, ArmsCapabilities
 from ._bounds import (
     SCALAR_ARMS,
     _two_term_rate_scalar,
@@ -98,7 +99,7 @@ def _load_arm_kernel():
     return stratum_counts, stratified_bounds, extreme_bound_small, precision_estimates
 
 
-class StratifiedArms:
+class StratifiedArms(Arms):
     """Candidates ``parent + (q,)`` whose precision uses the parent's samples, without bias.
 
     The tabular ``D(z | A)`` starts from a random reference row (the base row) and replaces the
@@ -123,6 +124,13 @@ class StratifiedArms:
         Each candidate is its parent plus one predicate.
     """
 
+    capabilities = ArmsCapabilities(
+        pulls_each=True,
+        own_estimator=True,
+        extreme_bounds=True,
+        parent_draws=True,
+        hopeless_rounds=True,
+    )
     _kernel = _bounds_kernel = None  # the compiled counts and bounds (set in __init__)
 
     def __init__(self, store, candidates, parents):

@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import brentq
 
 from skanchors import KLLUCB, BatchSAR
+from skanchors._arms import Arms, ArmsCapabilities
 from skanchors._bandit import compute_beta, make_bandit
 from skanchors._bounds import (
     SCALAR_ARMS,
@@ -135,7 +136,7 @@ def test_compute_beta_golden():
     assert compute_beta(10, 2, 0.1) > compute_beta(10, 1, 0.1)
 
 
-class Coins:
+class Coins(Arms):
     """Bernoulli arms with known means; counts pulls and model calls."""
 
     def __init__(self, means, seed):
@@ -224,7 +225,7 @@ def test_batchsar_pulls_all_surviving_arms_in_one_call():
     assert coins.n_samples.sum() <= 200 * len(MEANS) + 10 * len(MEANS)
 
 
-class ExactArms:
+class ExactArms(Arms):
     """Arms whose empirical mean is always their true mean, starting with samples of their
     own (as rules that share samples do); ``pull_each`` draws a count per arm in one call."""
 
@@ -233,13 +234,12 @@ class ExactArms:
         self.n_samples = np.asarray(start, dtype=float)
         self.n_positives = self.means * self.n_samples
         self.calls = 0
-        if per_arm:
-            self.pull_each = self._pull_each
+        self.capabilities = ArmsCapabilities(pulls_each=per_arm)
 
     def pull(self, idx, n):
-        self._pull_each(idx, np.full(len(idx), n))
+        self.pull_each(idx, np.full(len(idx), n))
 
-    def _pull_each(self, idx, counts):
+    def pull_each(self, idx, counts):
         self.calls += 1
         for i, n in zip(np.atleast_1d(idx), counts):
             assert n > 0
@@ -420,8 +420,10 @@ class _StratCoins:
         return arms
 
 
-class _Hidden:
+class _Hidden(Arms):
     """The same arms without ``extreme_bound``: every bound is computed."""
+
+    capabilities = ArmsCapabilities(own_estimator=True)
 
     def __init__(self, arms):
         self.arms = arms
@@ -542,6 +544,8 @@ def test_klucb_more_challengers_fewer_rounds_same_answer():
 
 class _FiniteCoins(Coins):
     """Arms with ``n_available`` samples each (reference rows): a pull stops at the supply."""
+
+    capabilities = ArmsCapabilities(finite_supply=True)
 
     def __init__(self, means, available, seed):
         super().__init__(means, seed)

@@ -116,15 +116,22 @@ def test_compiled_stream_windows_are_the_samples_of_the_blocks(monkeypatch, as_f
     assert {0, 1, 2} <= spans  # windows within a block and across one and two boundaries
 
 
-def test_the_dictionary_cache_keeps_the_blocks_and_their_memos():
+def test_the_dictionary_cache_keeps_the_blocks_and_their_label_memos():
     X = _mixed_frame()
     sampler = TabularSampler(perturbation="replace", categorical_features=[2, 3, 4]).fit(X)
     instance = sampler.instance(X.iloc[[0]])
     dictionaries = cache.SampleCache(10_000)
     dictionaries._kernels = None  # what SKANCHORS_NUMBA=0 or a missing numba gives
     assert instance._window_kernel(dictionaries) is None
-    *_, memos = instance.stream_windows([((0,), 0, 100)], 3, dictionaries)
-    assert len(memos) == 1 and dictionaries.get_block((instance.stream_key((0,)), 0))
+    *_, blocks = instance.stream_windows([((0,), 0, 100)], 3, dictionaries)
+    key = (instance.stream_key((0,)), 0)
+    assert blocks == [(key, 0, 100)] and dictionaries.get_block(key)
+    # the labels of a block's rows are the cache's, by namespace and block
+    memo = dictionaries.label_memo("space", key)
+    assert memo.shape == (cache.STREAM_BLOCK,) and (memo == -1).all()
+    memo[:3] = 1
+    assert dictionaries.label_memo("space", key)[:3].tolist() == [1, 1, 1]
+    assert (dictionaries.label_memo("other", key) == -1).all()
     compiled = cache.SampleCache(10_000)
     assert compiled.compiled and instance._window_kernel(compiled) is not None
 

@@ -23,10 +23,11 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._cache import row_hash
+from .._hashing import row_hash
 from .._validation import check_params, refuse_complex, refuse_unhashable
 from ..discretizers import make_discretizer
 from . import _tabular_kernels as kernels
+from ._protocol import Sampler, SamplerCapabilities
 from ._splitmix import stable_hash
 from ._tabular_edges import fitted_edges, renamed_edges
 from ._tabular_input import TableInput, refuse_bools_among_numbers, refuse_dates
@@ -47,7 +48,7 @@ _MAX_STREAM_KEYS = 100_000
 _MAX_WEIGHT_LEVELS = 16
 
 
-class TabularSampler(TableInput, BaseEstimator):
+class TabularSampler(TableInput, BaseEstimator, Sampler):
     """Samples perturbations of a table row from reference data.
 
     Parameters
@@ -326,7 +327,7 @@ class TabularSampler(TableInput, BaseEstimator):
         """The reference rows in the order the search draws them (``perturbation="reference"``).
 
         A random permutation fixed by ``seed``, with the rows' codes and
-        :func:`~skanchors._cache.row_hash` in that order. With weights (``balance``), each row
+        :func:`~skanchors._hashing.row_hash` in that order. With weights (``balance``), each row
         is first kept with probability ``weight / max(weight)``: the kept rows are a sample of
         the weighted distribution, so a rule's rows in the order, counted alike (up to all of
         them), are draws of the weighted distribution conditioned on the rule.
@@ -509,6 +510,22 @@ class TabularSampler(TableInput, BaseEstimator):
         return out
 
     # ------------------------------------------------------------------- explaining
+    modality = "tabular"
+
+    @property
+    def capabilities(self):
+        """:class:`~skanchors.samplers.SamplerCapabilities`: rows hashed by a tree model's
+        splits, the stratified estimate, and with ``perturbation="auto"`` a second search
+        (:meth:`fallback_instance`) where the first finds no anchor."""
+        return SamplerCapabilities(
+            split_hashing=True, stratified=True, fallback=self.perturbation == "auto"
+        )
+
+    def fallback_instance(self, row):
+        """With ``perturbation="auto"``: the instance searched when no rule validates on the
+        reference rows (``instance(row, perturbation="replace")``)."""
+        return self.instance(row, perturbation="replace")
+
     def split(self, X):
         """Validate rows to explain and return them one by one (as 1-row frames or arrays)."""
         check_is_fitted(self, "n_reference_")
