@@ -21,9 +21,9 @@ import functools
 import numpy as np
 import pandas as pd
 
-from .._explanation import Predicate
 from .._hashing import STREAM_BLOCK, hash_multipliers, row_hash
 from . import _tabular_kernels as kernels
+from ._conditions import Condition, Kind, predicate_of
 from ._popcount import bitcount, popcounts
 from ._protocol import Capabilities, InstanceSampler
 from ._splitmix import (
@@ -117,64 +117,51 @@ class TabularInstance(InstanceSampler):
         # the appended values get their intervals too, when hash_rows first needs them (the
         # compiled stream windows hash the reference rows' own codes and never do)
         self._hash_stale = parent._hash_maps is not None and self._own_values
-        preds, gids, feats = [], [], []
+        gids = []  # the row's conditions (its predicates in the reference data's codes)
         nested = parent.bounds == "all"
         x_bins = parent._row_bins(row) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
-        for j, name in enumerate(names):
+        for j in range(len(names)):
             if parent.categorical_[j]:
-                if x_missing[j]:
-                    preds.append(Predicate(name, "isna", None, j))
-                else:
-                    preds.append(Predicate(name, "==", _scalar(row[j]), j))
-                # Predicates in the reference data's terms (equal for rows with equal codes).
-                gids.append((j, 0, int(x_codes[j])))
-                feats.append(j)
+                # equal for rows with equal codes; a missing value has a code of its own
+                gids.append(Condition(j, Kind.CODE, int(x_codes[j])))
                 continue
             k = num_pos[j]
             if np.isnan(x_bins[k]):
-                preds.append(Predicate(name, "isna", None, j))
-                gids.append((j, 1, -1))
-                feats.append(j)
+                gids.append(Condition(j, Kind.MISSING, -1))
                 continue
             # The bounds of the row's bin; with bounds="all" then the looser ones on each side
             # (the authors' predicate set: a row of age 21 in bins split at 23, 28 and 36 has
             # "age <= 23", "age <= 28" and "age <= 36"), so that a rule can span bins.
-            # With bounds="interval", an inner bin is one predicate (kind 4).
+            # With bounds="interval", an inner bin is one condition (Kind.IN_BIN).
             b = int(x_bins[k])
-            edges = parent.bin_edges_[k]
-            bounds = ([(2, b)] if b < len(edges) else []) + ([(3, b)] if b > 0 else [])
+            n_edges = len(parent.bin_edges_[k])
+            bounds = [(Kind.AT_MOST, b)] if b < n_edges else []
+            bounds += [(Kind.ABOVE, b)] if b > 0 else []
             if nested:
-                bounds += [(2, v) for v in range(b + 1, len(edges))]
-                bounds += [(3, v) for v in range(b - 1, 0, -1)]
+                bounds += [(Kind.AT_MOST, v) for v in range(b + 1, n_edges)]
+                bounds += [(Kind.ABOVE, v) for v in range(b - 1, 0, -1)]
             elif len(bounds) == 2 and parent.bounds == "interval":
                 bounds = [parent._interval_predicate(j, b)]
-            for kind, v in bounds:
-                if kind == 4:
-                    interval = pd.Interval(float(edges[v - 1]), float(edges[v]), closed="right")
-                    preds.append(Predicate(name, "in", interval, j))
-                    gids.append((j, kind, v))
-                    feats.append(j)
-                    continue
-                op, edge = ("<=", edges[v]) if kind == 2 else (">", edges[v - 1])
-                preds.append(Predicate(name, op, float(edge), j))
-                gids.append((j, kind, v))
-                feats.append(j)
+            gids += [Condition(j, Kind(kind), v) for kind, v in bounds]
         # A predicate that every reference row satisfies (e.g. "Pclass <= 3.0" when 3 is the
         # largest value) constrains nothing: it would only lengthen rules.
         informative = [i for i, g in enumerate(gids) if parent._informative(g)]
-        self._predicates = [preds[i] for i in informative]
         self._gids = [gids[i] for i in informative]
+        self._predicates = [self._predicate(g, names, row, x_missing) for g in self._gids]
         masks = [parent._predicate_mask(gids[i]) for i in informative]
         self._n_predicates = d = len(self._predicates)
-        self._feature_of = np.array([feats[i] for i in informative], dtype=np.intp)
+        self._feature_of = np.array([g.feature for g in self._gids], dtype=np.intp)
         # The bounds on one side of one feature are nested: one group (see the search's
         # predicate_groups). With bounds="bin" there is one per side: no groups needed.
         self.predicate_groups = None
         if nested:
             sides = {}
             self.predicate_groups = np.array(
-                [sides.setdefault((g[0], g[1] == 3), len(sides)) for g in self._gids],
+                [
+                    sides.setdefault((g.feature, g.kind == Kind.ABOVE), len(sides))
+                    for g in self._gids
+                ],
                 dtype=np.intp,
             )
         holds = np.empty((n_ref + 1, d), dtype=bool)
@@ -226,6 +213,16 @@ class TabularInstance(InstanceSampler):
     def predicates(self):
         """The row's predicates (:class:`~skanchors.Predicate`), by index."""
         return self._predicates
+
+    def _predicate(self, condition, names, row, missing):
+        """The public form of one of the row's conditions."""
+        parent, j = self.parent, condition.feature
+        if parent.categorical_[j]:
+            if missing[j]:
+                return predicate_of(Condition(j, Kind.MISSING, -1), names[j])
+            return predicate_of(condition, names[j], value=_scalar(row[j]))
+        edges = parent.bin_edges_[int(np.searchsorted(parent._numeric, j))]
+        return predicate_of(condition, names[j], edges=edges)
 
     def search_key(self):
         """What a search of this row depends on, hashable: its predicates, printed and in the
@@ -372,7 +369,10 @@ class TabularInstance(InstanceSampler):
         key = self._stream_keys.get(anchor)
         if key is None:
             gids = tuple(sorted(self._gids[p] for p in anchor))
-            key = self._stream_keys[anchor] = self.parent._stream_key((self.stream_namespace, gids))
+            plain = tuple(g.plain() for g in gids)
+            key = self._stream_keys[anchor] = self.parent._stream_key(
+                (self.stream_namespace, plain)
+            )
         return key
 
     def stream_samples(

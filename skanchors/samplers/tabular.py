@@ -27,6 +27,7 @@ from .._hashing import row_hash
 from .._validation import check_params, refuse_complex, refuse_unhashable
 from ..discretizers import make_discretizer
 from . import _tabular_kernels as kernels
+from ._conditions import Condition, Kind
 from ._protocol import Sampler, SamplerCapabilities
 from ._splitmix import stable_hash
 from ._tabular_edges import fitted_edges, renamed_edges
@@ -357,22 +358,22 @@ class TabularSampler(TableInput, BaseEstimator, Sampler):
         return out
 
     def _predicate_mask(self, gid):
-        """Reference rows satisfying a predicate given as ``(feature, kind, value)``."""
+        """Reference rows satisfying a :class:`~skanchors.samplers._conditions.Condition`."""
         mask = self._masks.get(gid)
         if mask is None:
-            j, kind, value = gid
-            if kind == 0:  # category code (NaN has a code of its own)
-                mask = self._codes[:, j] == value
+            j, kind, level = gid
+            if kind == Kind.CODE:  # NaN has a code of its own
+                mask = self._codes[:, j] == level
             else:
                 bins = self._bins[:, int(np.searchsorted(self._numeric, j))]
-                if kind == 1:  # missing
+                if kind == Kind.MISSING:
                     mask = bins < 0
-                elif kind == 2:  # x <= edge[value]
-                    mask = (bins <= value) & (bins >= 0)
-                elif kind == 3:  # x > edge[value - 1]
-                    mask = bins >= value
-                else:  # bin value: edge[value - 1] < x <= edge[value]
-                    mask = bins == value
+                elif kind == Kind.AT_MOST:
+                    mask = (bins <= level) & (bins >= 0)
+                elif kind == Kind.ABOVE:
+                    mask = bins >= level
+                else:  # Kind.IN_BIN
+                    mask = bins == level
             self._masks[gid] = mask
         return mask
 
@@ -383,18 +384,18 @@ class TabularSampler(TableInput, BaseEstimator, Sampler):
         return self._flat
 
     def _interval_predicate(self, j, b):
-        """``(kind, b)`` of inner bin ``b`` of numeric feature ``j`` as one predicate: the
-        bin (kind 4), or the one side that holds the same reference rows when no value lies
-        beyond the other (``Pclass > 1.0``, not ``1.0 < Pclass <= 3.0``). Missing values,
-        which break both sides, do not count."""
+        """``(kind, b)`` of inner bin ``b`` of numeric feature ``j`` as one condition: the
+        bin (``Kind.IN_BIN``), or the one side that holds the same reference rows when no
+        value lies beyond the other (``Pclass > 1.0``, not ``1.0 < Pclass <= 3.0``). Missing
+        values, which break both sides, do not count."""
         kind = self._constrains.get((j, "interval", b))
         if kind is None:
-            whole = self._predicate_mask((j, 4, b))
-            kind = 4
-            if np.array_equal(self._predicate_mask((j, 3, b)), whole):
-                kind = 3
-            elif np.array_equal(self._predicate_mask((j, 2, b)), whole):
-                kind = 2
+            whole = self._predicate_mask(Condition(j, Kind.IN_BIN, b))
+            kind = Kind.IN_BIN
+            if np.array_equal(self._predicate_mask(Condition(j, Kind.ABOVE, b)), whole):
+                kind = Kind.ABOVE
+            elif np.array_equal(self._predicate_mask(Condition(j, Kind.AT_MOST, b)), whole):
+                kind = Kind.AT_MOST
             self._constrains[(j, "interval", b)] = kind
         return kind, b
 
