@@ -86,8 +86,13 @@ def available():
     if _NUMBA is None:
         try:
             import numba  # noqa: F401
-        except ImportError:
+        except ImportError:  # not installed, or not for this numpy: the numpy code
             _NUMBA = False
+        except Exception as exc:
+            raise CompiledKernelError(
+                f"numba failed to import ({type(exc).__name__}: {exc}). Set the environment "
+                f"variable {ENVIRONMENT_VARIABLE}=0 to run the numpy code instead."
+            ) from exc
         else:
             _NUMBA = True
     return _NUMBA

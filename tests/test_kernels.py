@@ -312,6 +312,25 @@ def test_a_kernel_that_fails_to_load_is_an_error_that_says_how_to_switch_off(mon
     assert anchor.predicates
 
 
+def test_numba_that_breaks_on_import_is_an_error(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "numba":
+            raise SystemError("numba's C extension crashed")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    monkeypatch.setattr(_compiled, "_NUMBA", None)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "1")
+    with pytest.raises(_compiled.CompiledKernelError, match="SKANCHORS_NUMBA=0"):
+        _compiled.kernel("stratum_counts")
+    monkeypatch.setenv("SKANCHORS_NUMBA", "0")  # switched off, numba is not imported
+    assert _compiled.kernel("stratum_counts") is None
+
+
 def test_an_unregistered_name_is_the_numpy_code(monkeypatch):
     monkeypatch.setattr(_compiled, "_NUMBA", True)
     monkeypatch.setenv("SKANCHORS_NUMBA", "1")
