@@ -25,8 +25,8 @@ import threading
 
 import numpy as np
 
+from . import _compiled
 from ._hashing import STREAM_BLOCK, hash_multipliers, row_hash  # noqa: F401 (re-exported)
-from ._numba import compiled
 
 __all__ = ["SampleCache", "STREAM_BLOCK", "lookup", "row_hash"]
 
@@ -34,7 +34,7 @@ __all__ = ["SampleCache", "STREAM_BLOCK", "lookup", "row_hash"]
 # cache of searches starts over.
 _MAX_SEARCHES = 10_000
 
-_IN_FLIGHT = -2  # skanchors._cache_kernels.IN_FLIGHT
+_IN_FLIGHT = -2  # the compiled table's IN_FLIGHT (skanchors._speed.kernels.table)
 
 
 def lookup(table, hashes):
@@ -43,40 +43,17 @@ def lookup(table, hashes):
     return np.fromiter(map(table.get, keys, itertools.repeat(-1)), np.int64, len(keys))
 
 
-_TABLE_KERNELS = None  # skanchors._cache_kernels once compiled; False: numba missing or disabled
-
-
 def _table_kernels():
-    """The compiled prediction table (:mod:`skanchors._cache_kernels`), or None (numba
-    missing, or ``SKANCHORS_NUMBA=0``)."""
-    global _TABLE_KERNELS
-    if _TABLE_KERNELS is None:
-        _TABLE_KERNELS = compiled(_load_table_kernels) or False
-    return _TABLE_KERNELS or None
-
-
-def _load_table_kernels():
-    from . import _cache_kernels as kernels
-
-    # compile now (or load numba's cached machine code), and check: a duplicate row, a known
-    # one after the fill
-    table = _Table(kernels, 4)
-    hashes = np.array([0, 5, 0], dtype=np.uint64)
-    labels, mine, dups, dup_of, theirs, _ = table.claim(hashes, 1)
-    table.fill(hashes[mine], np.array([3, 4]), 1)
-    if (mine.tolist(), dups.tolist(), dup_of.tolist(), theirs.tolist()) != (
-        [0, 1],
-        [2],
-        [0],
-        [],
-    ) or table.lookup(hashes).tolist() != [3, 4, 3]:
-        raise RuntimeError("compiled prediction table failed its check")
-    return kernels
+    """The compiled prediction table (the speed layer's ``prediction_table``: ``claim``,
+    ``fill``, ``lookup``, ``rehash``), or None where compiled kernels are not in use (see
+    :mod:`skanchors._compiled`): the dictionaries then keep the predictions."""
+    return _compiled.kernel("prediction_table")
 
 
 class _Table:
-    """One namespace's predictions in the compiled hash table (see
-    :mod:`skanchors._cache_kernels`); grown to keep it at most half full."""
+    """One namespace's predictions in the compiled hash table (``kernels``: the
+    ``prediction_table`` kernel, see :func:`_table_kernels`); grown to keep it at most half
+    full."""
 
     def __init__(self, kernels, capacity=1024):
         self.k = kernels

@@ -531,7 +531,7 @@ class TabularInstance(InstanceSampler):
         0 picks the base row, column ``1 + f`` the row whose value replaces feature ``f``'s.
         A block is thus the same whichever blocks it is generated with. With numba (the
         ``fast`` extra) the default perturbation's blocks come from compiled code
-        (:mod:`skanchors.samplers._block_kernels`), the same to the last bit.
+        (:mod:`skanchors._speed.kernels.blocks`), the same to the last bit.
         """
         n, n_feat, d = STREAM_BLOCK, len(self._values), self.n_predicates
         n_blocks = len(blocks)
