@@ -223,8 +223,8 @@ class StratifiedArms(Arms):
         """Draw ``n`` samples of ``D(z | C)`` for each arm ``C``, in one model call.
 
         The draws are not restricted to one stratum: unrestricted draws also serve the arm's
-        own children (as their parent samples). Drawing only from the stratum whose
-        uncertainty weighs more was measured: 1.9 times the rows on Adult.
+        own children (as their parent samples), which draws restricted to the stratum whose
+        uncertainty weighs more would not.
         """
         self.pull_each(indices, [n] * len(indices))
 

@@ -6,8 +6,7 @@ import numba
 import numpy as np
 
 # Rows walked down a tree in lockstep: enough independent loads in flight to hide a load's
-# latency, few enough to keep each lane's state in registers (measured on recorded model calls
-# of forests).
+# latency, few enough to keep each lane's state in registers.
 LANES = 6
 # From this many rows on, rows are taken in the order of their leaf in the first tree: alike
 # rows one after the other find the same nodes in cache.
