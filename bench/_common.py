@@ -133,3 +133,22 @@ def fmt(v, spec=".3g"):
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     return format(v, spec)
+
+
+# The options of skanchors' TabularSampler, which configurations may name among the explainer's
+# (``perturbation=replace,beam_size=2``): they go to the sampler, where the explainer takes them.
+SAMPLER_OPTIONS = ("discretizer", "categorical_features", "perturbation", "bounds")
+
+
+def with_sampler(params):
+    """``params`` for ``skanchors.AnchorExplainer``, with the sampler's options given as
+    ``sampler=TabularSampler(...)`` (the explainer's keywords for them are deprecated)."""
+    from skanchors.samplers import TabularSampler
+
+    params = dict(params)
+    options = {k: params.pop(k) for k in SAMPLER_OPTIONS if k in params}
+    if options:
+        if params.get("sampler") is not None:
+            raise ValueError(f"{sorted(options)} and a sampler: set them on the sampler")
+        params["sampler"] = TabularSampler(**options)
+    return params

@@ -35,7 +35,10 @@ from skanchors import (
     GlobalLimeAggregator,
     LimeExplainer,
     NoAnchorWarning,
+    anchor_scorer,
+    config_context,
     pick,
+    set_config,
 )
 from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer, TreeDiscretizer
 from skanchors.metrics import aopc_k
@@ -214,7 +217,6 @@ _ANCHOR_BAD = {
     "threshold_nan": ("threshold", float("nan")),
     "max_anchor_size_0": ("max_anchor_size", 0),
     "epsilon_0": ("epsilon", 0),
-    "cache_size_negative": ("cache_size", -1),
     "n_jobs_0": ("n_jobs", 0),
     "bandit_unknown": ("bandit", "ucb"),
     "verbose_negative": ("verbose", -1),
@@ -243,7 +245,9 @@ def _near_the_threshold(X):
 def case_anchor_explain_batch_size_0_near_the_threshold():
     # (before: the search drew 0 samples per step, for ever, on rows of precision near 0.95)
     model = Model(positive=_near_the_threshold)
-    explainer = AnchorExplainer(model, random_state=0, perturbation="replace").fit(_table())
+    explainer = AnchorExplainer(
+        model, random_state=0, sampler=TabularSampler(perturbation="replace")
+    ).fit(_table())
     explainer.set_params(batch_size=0)
     model.budget = model.calls
     explainer.explain(_table().iloc[:3])
@@ -267,15 +271,46 @@ def case_anchor_transform_batch_size_0():
     _after_fit(_fitted_anchor, lambda e: e.transform(row), batch_size=0)
 
 
-@case(ValueError, _param("score_rows", "AnchorExplainer"))
-def case_anchor_score_rows_0():
-    _after_fit(_fitted_anchor, lambda e: e.score(_table(40, 1)), score_rows=0)
+@case(ValueError, r"rows must be an integer in \[1, inf\) or None, got 0")
+def case_anchor_scorer_rows_0():
+    anchor_scorer(rows=0)
 
 
-@case(ValueError, _param("score_threshold", "AnchorExplainer"))
-def case_anchor_score_threshold_above_1():
-    X = _table(40, 1)
-    _after_fit(_fitted_anchor, lambda e: e.score(X), score_threshold=1.5)
+@case(ValueError, r"threshold must be a number in \(0, 1\] or None, got 1.5")
+def case_anchor_scorer_threshold_above_1():
+    anchor_scorer(threshold=1.5)
+
+
+@case(TypeError, r"anchor_scorer\(\) takes 0 positional arguments")
+def case_anchor_scorer_positional():
+    anchor_scorer(10)
+
+
+@case(ValueError, r"cache_size must be an integer >= 0, got -1")
+def case_set_config_cache_size_negative():
+    set_config(cache_size=-1)
+
+
+@case(ValueError, r"cache_size must be an integer >= 0, got 2.5")
+def case_config_context_cache_size_float():
+    with config_context(cache_size=2.5):
+        pass
+
+
+@case(TypeError, r"config_context\(\) got unknown setting\(s\) \['cache'\]")
+def case_config_context_unknown_setting():
+    with config_context(cache=10):
+        pass
+
+
+@case(TypeError, r"AnchorExplainer.__init__\(\) got an unexpected keyword argument 'treshold'")
+def case_anchor_misspelled_keyword():
+    AnchorExplainer(Model(), treshold=0.9)
+
+
+@case(ValueError, r"Cannot set sampler__perturbation: sampler is None")
+def case_anchor_nested_sampler_option_without_a_sampler():
+    AnchorExplainer(Model()).set_params(sampler__perturbation="replace")
 
 
 @case(ValueError, _param("delta", "AnchorExplainer"))
@@ -290,7 +325,11 @@ def case_anchor_batch_size_huge():
     X = _table()
     model = Model()
     explainer = AnchorExplainer(
-        model, random_state=0, batch_size=10**9, perturbation="replace", beam_size=1
+        model,
+        random_state=0,
+        batch_size=10**9,
+        sampler=TabularSampler(perturbation="replace"),
+        beam_size=1,
     ).fit(X)
     anchor = explainer.explain(X.iloc[[0]])[0]
     _anchor_holds(anchor, X, _positive(X).astype(int), X.iloc[[0]])
@@ -826,9 +865,9 @@ def case_discretizer_with_nan_column_values():
     assert d.transform([[np.nan], [1.0], [4.0]]).ravel().tolist()[1:] == [0.0, 1.0]
 
 
-@case(ValueError, _param("discretizer", "AnchorExplainer"))
+@case(ValueError, _param("discretizer", "TabularSampler"))
 def case_anchor_discretizer_unknown():
-    AnchorExplainer(Model(), discretizer="octile").fit(_table())
+    AnchorExplainer(Model(), sampler=TabularSampler(discretizer="octile")).fit(_table())
 
 
 # -- submodular pick ---------------------------------------------------------------------------
@@ -1285,8 +1324,8 @@ def case_anchor_score_one_row():
 @case()
 def case_anchor_score_held_out_rows():
     X = _table()
-    explainer = AnchorExplainer(Model(), random_state=0, score_rows=5).fit(X)
-    assert explainer.score(_table(100, 1)) > 0.1
+    explainer = AnchorExplainer(Model(), random_state=0).fit(X)
+    assert anchor_scorer(rows=5)(explainer, _table(100, 1)) > 0.1
 
 
 @case(ValueError, r"X has no rows or documents that can be explained")
@@ -1300,14 +1339,14 @@ def case_lime_kernel_width_tiny():
     LimeExplainer(Model(), kernel_width=1e-300, n_samples=100).fit(X).explain(X.iloc[[0]])
 
 
-@case(ValueError, _param("categorical_features", "AnchorExplainer"))
+@case(ValueError, _param("categorical_features", "TabularSampler"))
 def case_anchor_categorical_features_all():
-    AnchorExplainer(Model(), categorical_features="all").fit(_table())
+    AnchorExplainer(Model(), sampler=TabularSampler(categorical_features="all")).fit(_table())
 
 
 @case(ValueError, r"categorical_features index 5 is out of range for 3")
 def case_anchor_categorical_features_out_of_range():
-    AnchorExplainer(Model(), categorical_features=[5]).fit(_table())
+    AnchorExplainer(Model(), sampler=TabularSampler(categorical_features=[5])).fit(_table())
 
 
 @case()

@@ -150,7 +150,9 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
         monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel if compiled else False)
         monkeypatch.setattr(stratified, "_ARM_KERNEL", arm_kernel if compiled else False)
         monkeypatch.setattr(cache, "_TABLE_KERNELS", table_kernels if compiled else False)
-        explainer = AnchorExplainer(proba, perturbation="replace", random_state=0).fit(X)
+        explainer = AnchorExplainer(
+            proba, sampler=TabularSampler(perturbation="replace"), random_state=0
+        ).fit(X)
         assert explainer._cache.compiled == compiled
         # one row per call: rows explained together share model calls in threads, and which
         # search predicts a shared row (and counts it) depends on timing
