@@ -152,3 +152,39 @@ def with_sampler(params):
             raise ValueError(f"{sorted(options)} and a sampler: set them on the sampler")
         params["sampler"] = TabularSampler(**options)
     return params
+
+
+# The global anchor aggregator's configurations are written with its flat options (the seed's
+# names); they go to the objects that hold them now.
+_WORD_OPTIONS = {
+    "stop_words": "stop_words",
+    "min_count": "min_count",
+    "lowercase": "lowercase",
+    "candidate_filtering": "filtering",
+}
+_SCHEDULE_OPTIONS = {"omega": "omega", "min_threshold": "minimum"}
+
+
+def global_anchor_aggregator(model, **params):
+    """``skanchors.GlobalAnchorAggregator(model, ...)`` from a configuration in the flat
+    options (``adaptive_threshold``, ``candidate_filtering``, ``min_count``, ``shared_pool``,
+    ...): a ``WordFilter``, an ``AdaptiveThreshold`` and the naive test's private switch."""
+    from skanchors import GlobalAnchorAggregator
+    from skanchors.aggregation import AdaptiveThreshold, WordFilter
+
+    params = dict(params)
+    words = {new: params.pop(old) for old, new in _WORD_OPTIONS.items() if old in params}
+    schedule = {new: params.pop(old) for old, new in _SCHEDULE_OPTIONS.items() if old in params}
+    adaptive = params.pop("adaptive_threshold", True)
+    if isinstance(adaptive, str):
+        schedule["mode"] = adaptive
+    elif not adaptive:
+        schedule["omega"] = 0.0
+    shared_pool = params.pop("shared_pool", True)
+    if words:
+        params["vocabulary"] = WordFilter(**words)
+    if schedule:
+        params["threshold"] = AdaptiveThreshold(params.pop("threshold", 0.95), **schedule)
+    agg = GlobalAnchorAggregator(model, **params)
+    agg._shared_pool = bool(shared_pool)  # the naive per-token test: an internal
+    return agg

@@ -40,6 +40,7 @@ from skanchors import (
     pick,
     set_config,
 )
+from skanchors.aggregation import AdaptiveThreshold, WordFilter, aopc_scorer
 from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer, TreeDiscretizer
 from skanchors.metrics import aopc_k
 from skanchors.samplers import CorpusSampler, TabularSampler, UnkSampler
@@ -165,7 +166,8 @@ def _fitted_lime(**params):
 
 def _fitted_aggregator(cls=GlobalAnchorAggregator, **params):
     model = Model()
-    params = {"min_count": 1, "stop_words": None, "random_state": 0, **params}
+    words = WordFilter(min_count=1, stop_words=None)
+    params = {"vocabulary": words, "random_state": 0, **params}
     if cls is GlobalAnchorAggregator:
         params.setdefault("sample_size", 16)
     else:
@@ -621,10 +623,8 @@ _AGGREGATOR_BAD = {
     "batch_size_0": ("batch_size", 0),
     "delta_0": ("delta", 0),
     "threshold_2": ("threshold", 2.0),
-    "min_count_0": ("min_count", 0),
     "max_time_negative": ("max_time", -1.0),
     "alpha_2": ("alpha", 2.0),
-    "omega_negative": ("omega", -0.5),
     "order_unknown": ("order", "alphabetical"),
     "aggregation_unknown": ("aggregation", "max"),
     "k_0": ("k", 0),
@@ -657,17 +657,57 @@ def case_aggregator_score_k_0():
     _after_fit(_fitted_aggregator, lambda g: g.score(_DOCS), k=0)
 
 
-@case(ValueError, _param("removal", "GlobalAnchorAggregator"))
-def case_aggregator_score_removal_not_str():
-    _after_fit(_fitted_aggregator, lambda g: g.score(_DOCS), removal=1)
+@case(ValueError, r"removal must be 'delete' or a replacement str, got 1")
+def case_aopc_scorer_removal_not_str():
+    aopc_scorer(removal=1)
 
 
-@case(ValueError, _param("lowercase", "GlobalLimeAggregator"))
+@case(ValueError, _param("lowercase", "WordFilter"))
 def case_lime_aggregator_transform_lowercase_not_bool():
     def fit():
         return _fitted_aggregator(GlobalLimeAggregator)
 
-    _after_fit(fit, lambda g: g.transform(_DOCS), lowercase="yes")
+    words = WordFilter(lowercase="yes")
+    _after_fit(fit, lambda g: g.transform(_DOCS), vocabulary=words)
+
+
+@case(ValueError, _param("min_count", "WordFilter"))
+def case_aggregator_min_count_0_set_after_fit():
+    _after_fit(
+        _fitted_aggregator,
+        lambda g: g.partial_fit(_DOCS[8:16]),
+        vocabulary=WordFilter(min_count=0),
+    )
+
+
+@case(ValueError, _param("omega", "AdaptiveThreshold"))
+def case_aggregator_omega_negative_set_after_fit():
+    _after_fit(
+        _fitted_aggregator,
+        lambda g: g.partial_fit(_DOCS[8:16]),
+        threshold=AdaptiveThreshold(omega=-0.5),
+    )
+
+
+@case(ValueError, r"Cannot set vocabulary__min_count: vocabulary is None")
+def case_aggregator_nested_word_filter_option_without_a_filter():
+    GlobalAnchorAggregator(Model()).set_params(vocabulary__min_count=2)
+
+
+@case(ValueError, r"Cannot set threshold__omega: threshold is 0.95")
+def case_aggregator_nested_threshold_option_on_a_number():
+    GlobalAnchorAggregator(Model()).set_params(threshold__omega=0.2)
+
+
+@case(ValueError, r"filtering='optimistic'.*GlobalLimeAggregator explains every document whole")
+def case_lime_aggregator_refuses_candidate_filtering():
+    words = WordFilter(min_count=1, filtering="optimistic")
+    GlobalLimeAggregator(Model(), n_samples=50, vocabulary=words).fit(_DOCS)
+
+
+@case(TypeError, r"GlobalLimeAggregator.__init__\(\) got an unexpected keyword argument 'omega'")
+def case_lime_aggregator_has_no_adaptive_threshold():
+    GlobalLimeAggregator(Model(), omega=0.2)
 
 
 @case(ValueError, r"alpha")
@@ -709,19 +749,18 @@ def case_lime_aggregator_uses_n_samples_set_after_fit():
     assert aggregator.n_rows_predicted_ - before == 8 * (20 + 1)
 
 
-@case(ValueError, r"min_threshold=0.9 must not exceed threshold=0.8")
+@case(ValueError, r"AdaptiveThreshold\(start=0.8, minimum=0.9\): minimum must not exceed start")
 def case_aggregator_min_threshold_above_threshold():
     _after_fit(
         _fitted_aggregator,
         lambda g: g.partial_fit(_DOCS[8:16]),
-        min_threshold=0.9,
-        threshold=0.8,
+        threshold=AdaptiveThreshold(0.8, minimum=0.9),
     )
 
 
 @case(TypeError, r"stop_words must be str")
 def case_aggregator_stop_words_not_str():
-    GlobalAnchorAggregator(Model(), stop_words=["a", 3]).fit(_DOCS)
+    GlobalAnchorAggregator(Model(), vocabulary=WordFilter(stop_words=["a", 3])).fit(_DOCS)
 
 
 @case()
@@ -765,7 +804,7 @@ def case_unk_sampler_keep_proba_set_after_fit():
 def case_aggregator_fitted_sampler_with_bad_keep_proba():
     sampler = UnkSampler().fit(_DOCS)
     sampler.set_params(keep_proba=0.0)
-    GlobalAnchorAggregator(Model(), sampler=sampler, min_count=1).fit(_DOCS)
+    GlobalAnchorAggregator(Model(), sampler=sampler, vocabulary=WordFilter(min_count=1)).fit(_DOCS)
 
 
 @case(ValueError, _param("perturbation", "TabularSampler"))
@@ -1533,7 +1572,10 @@ def case_text_model_returns_strings():
 def case_aggregator_unicode_and_empty_documents():
     docs = [*_DOCS, "", "😀", "naïve good café", "東京 good"]
     aggregator = GlobalAnchorAggregator(
-        Model(), min_count=1, stop_words=None, sample_size=16, random_state=0
+        Model(),
+        vocabulary=WordFilter(min_count=1, stop_words=None),
+        sample_size=16,
+        random_state=0,
     ).fit(docs)
     assert aggregator.top_terms_[1][0][0] == "good"
     assert aggregator.n_documents_seen_ == len(docs)

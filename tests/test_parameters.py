@@ -1,6 +1,8 @@
 """Parameters where they belong (issue 45): the sampler's options on the sampler, the score's
-on :func:`skanchors.anchor_scorer`, the cache's size in :func:`skanchors.set_config`; the old
-keywords still work for one release, with a FutureWarning that says where they went."""
+on :func:`skanchors.anchor_scorer` / :func:`skanchors.aggregation.aopc_scorer`, the cache's
+size in :func:`skanchors.set_config`, the aggregators' word filter and adaptive threshold on
+objects of their own; the old keywords still work for one release, with a FutureWarning that
+says where they went."""
 
 import inspect
 import pickle
@@ -14,6 +16,8 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from skanchors import (
     AnchorExplainer,
+    GlobalAnchorAggregator,
+    GlobalLimeAggregator,
     LimeExplainer,
     NoAnchorWarning,
     anchor_scorer,
@@ -21,6 +25,7 @@ from skanchors import (
     get_config,
 )
 from skanchors._scoring import AnchorScorer
+from skanchors.aggregation import AdaptiveThreshold, WordFilter, aopc_scorer
 from skanchors.discretizers import EdgesDiscretizer
 from skanchors.samplers import TabularSampler
 
@@ -219,3 +224,147 @@ def test_lime_sampler_keywords_moved_too(data):
     assert weights[0] == weights[1] == weights[2]
     # deciles: the row's x0 bin is the top decile, (0.9.., 1]
     assert any(name.startswith("x0 > 0.8") for name, _ in weights[0])
+
+
+# ---------------------------------------------------------------- the global aggregators
+def spam_model(texts):
+    """Spam iff "prize" or "cash" is in the message."""
+    p = np.array([0.9 if {"prize", "cash"} & set(t.split()) else 0.1 for t in texts])
+    return np.column_stack([1 - p, p])
+
+
+DOCS = [
+    "win a prize today",
+    "cash for you now",
+    "see you at lunch today",
+    "lunch now or later",
+    "claim your cash prize",
+] * 6
+
+
+def _counts(agg):
+    return (
+        agg.positive_counts_.sort_index().to_numpy().tolist(),
+        agg.negative_counts_.sort_index().to_numpy().tolist(),
+        agg.n_rows_predicted_,
+        agg.top_terms_,
+    )
+
+
+def test_aggregators_list_only_the_current_parameters():
+    anchor = list(inspect.signature(GlobalAnchorAggregator).parameters)
+    lime = list(inspect.signature(GlobalLimeAggregator).parameters)
+    assert len(anchor) == 18 and len(lime) == 18
+    moved = {"adaptive_threshold", "omega", "min_threshold", "stop_words", "min_count"}
+    moved |= {"lowercase", "candidate_filtering", "removal", "shared_pool", "moved"}
+    assert not moved & set(anchor) and not moved & set(lime)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        (
+            dict(min_count=1, stop_words=None, candidate_filtering=False),
+            dict(vocabulary=WordFilter(min_count=1, stop_words=None, filtering=False)),
+        ),
+        (
+            dict(min_count=1, adaptive_threshold=False),
+            dict(vocabulary=WordFilter(min_count=1), threshold=AdaptiveThreshold(omega=0.0)),
+        ),
+        (
+            dict(min_count=1, threshold=0.9, omega=0.2, min_threshold=0.6),
+            dict(
+                vocabulary=WordFilter(min_count=1),
+                threshold=AdaptiveThreshold(0.9, omega=0.2, minimum=0.6),
+            ),
+        ),
+        (
+            dict(min_count=1, adaptive_threshold="precision"),
+            dict(vocabulary=WordFilter(min_count=1), threshold=AdaptiveThreshold(mode="precision")),
+        ),
+    ],
+)
+def test_old_aggregator_keywords_warn_and_count_as_the_new_objects(old, new):
+    params = dict(k=2, sample_size=16, batch_size=10, random_state=0)
+    with pytest.warns(FutureWarning, match=r"deprecated since skanchors 0.2 .* use "):
+        before = GlobalAnchorAggregator(spam_model, **params, **old)
+    after = GlobalAnchorAggregator(spam_model, **params, **new)
+    assert repr(before) == repr(after)
+    assert before._state_params() == after._state_params()  # (what a checkpoint compares)
+    assert _counts(before.fit(DOCS)) == _counts(after.fit(DOCS)) == _counts(clone(before).fit(DOCS))
+
+
+def test_a_threshold_that_does_not_move_counts_as_the_test_without_eq_11():
+    # omega=0: every token against the start, as adaptive_threshold=False did; the schedule
+    # (a number: AdaptiveThreshold(number)) accepts on fewer rows
+    words = WordFilter(min_count=1, filtering=False)
+    params = dict(k=2, sample_size=16, batch_size=10, random_state=0, vocabulary=words)
+    fixed = GlobalAnchorAggregator(spam_model, threshold=AdaptiveThreshold(omega=0), **params)
+    moving = GlobalAnchorAggregator(spam_model, threshold=0.95, **params).fit(DOCS)
+    assert fixed._adaptive_mode() is None and moving._adaptive_mode() == "confidence"
+    assert fixed.fit(DOCS).top_terms_.keys() == moving.top_terms_.keys()
+    assert moving.n_rows_predicted_ <= fixed.n_rows_predicted_
+    # a checkpoint written before the parameter objects describes the defaults alike
+    described = GlobalAnchorAggregator(spam_model)._state_params()
+    assert described["adaptive_threshold"] == "True" and described["omega"] == "0.4"
+    assert described["min_threshold"] == "0.55" and described["threshold"] == "0.95"
+    assert described["candidate_filtering"] == "True" and described["min_count"] == "5"
+
+
+def test_aggregator_objects_are_searchable_and_scored_by_aopc_scorer():
+    agg = GlobalAnchorAggregator(
+        spam_model,
+        k=2,
+        threshold=AdaptiveThreshold(0.95),
+        vocabulary=WordFilter(),
+        sample_size=16,
+        random_state=0,
+    )
+    params = agg.get_params(deep=True)
+    assert params["vocabulary__min_count"] == 5 and params["threshold__omega"] == 0.4
+    agg.set_params(vocabulary__min_count=1, threshold__omega=0.2)
+    assert agg.vocabulary.min_count == 1 and agg.threshold.omega == 0.2
+    search = GridSearchCV(
+        agg,
+        {"vocabulary__min_count": [1, 100]},  # 100: no word is ranked, nothing to remove
+        scoring=aopc_scorer(removal="UNK"),
+        cv=2,
+    ).fit(DOCS)
+    low, high = search.cv_results_["mean_test_score"]
+    assert low > 0 and high == 0 and search.best_params_ == {"vocabulary__min_count": 1}
+    fitted = search.best_estimator_
+    assert fitted.score(DOCS) == aopc_scorer()(fitted, DOCS)
+    assert aopc_scorer(removal="UNK")(fitted, DOCS) > 0
+
+
+def test_old_removal_and_shared_pool_keywords_still_work():
+    params = dict(k=2, sample_size=16, vocabulary=WordFilter(min_count=1), random_state=0)
+    with pytest.warns(FutureWarning, match=r"scoring=aopc_scorer\(removal='UNK'\)"):
+        old = GlobalAnchorAggregator(spam_model, removal="UNK", **params)
+    old.fit(DOCS)
+    assert old.score(DOCS) == aopc_scorer(removal="UNK")(old, DOCS)
+    assert clone(old).fit(DOCS).score(DOCS) == old.score(DOCS)
+    with pytest.warns(FutureWarning, match=r"shared_pool=\.\.\.\) is deprecated"):
+        naive = GlobalAnchorAggregator(spam_model, shared_pool=False, **params)
+    pooled = GlobalAnchorAggregator(spam_model, **params).fit(DOCS)
+    direct = GlobalAnchorAggregator(spam_model, **params)
+    direct._shared_pool = False  # (the internal the benchmarks set)
+    naive_rows = direct.fit(DOCS).n_rows_predicted_
+    assert naive_rows != pooled.n_rows_predicted_
+    for agg in (naive, clone(naive)):
+        assert agg._shared_pool is False
+        assert agg.fit(DOCS).n_rows_predicted_ == naive_rows
+    with pytest.raises(ValueError, match="with vocabulary=WordFilter"):
+        GlobalAnchorAggregator(spam_model, vocabulary=WordFilter(), min_count=1)
+    with pytest.raises(ValueError, match="with threshold=AdaptiveThreshold"):
+        GlobalAnchorAggregator(spam_model, threshold=AdaptiveThreshold(), omega=0.1)
+
+
+def test_lime_aggregator_word_filter():
+    with pytest.warns(FutureWarning, match=r"vocabulary=WordFilter\(min_count=1\)"):
+        old = GlobalLimeAggregator(spam_model, k=2, n_samples=100, min_count=1, random_state=0)
+    new = GlobalLimeAggregator(
+        spam_model, k=2, n_samples=100, vocabulary=WordFilter(min_count=1), random_state=0
+    )
+    assert old.fit(DOCS).top_terms_ == new.fit(DOCS).top_terms_
+    assert sorted(w for w, _ in new.top_terms_[1]) == ["cash", "prize"]

@@ -25,7 +25,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skanchors import AnchorExplainer, LimeExplainer
 from skanchors._refit import fitted_state
-from skanchors.aggregation import GlobalAnchorAggregator
+from skanchors.aggregation import GlobalAnchorAggregator, WordFilter
 from skanchors.models import ProbabilityModel, RegressionModel
 from skanchors.samplers import TabularSampler
 
@@ -195,7 +195,8 @@ def test_aggregators_refuse_to_add_a_refitted_model_s_counts():
     docs = [f"good {w} day" for w in "abcdefgh"] + [f"bad {w} day" for w in "abcdefgh"]
     labels = [1] * 8 + [0] * 8
     model = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(docs, labels)
-    agg = GlobalAnchorAggregator(model, k=2, min_count=1, random_state=0).fit(docs)
+    agg = GlobalAnchorAggregator(model, k=2, vocabulary=WordFilter(min_count=1), random_state=0)
+    agg.fit(docs)
     agg.score(docs)
     model.fit(docs, labels[::-1])
     with pytest.raises(ValueError, match="refitted .* Call fit"):

@@ -113,8 +113,9 @@ def test_one_text_default_for_the_explainers_and_the_aggregators():
     # Issue 44: the explainer drew replacements from the corpus while the aggregators wrote
     # UNK. sampler=None must give the same sampler everywhere: UnkSampler().
     from skanchors import GlobalAnchorAggregator, GlobalLimeAggregator, LimeExplainer
+    from skanchors.aggregation import WordFilter
 
-    fast = dict(k=2, min_count=1, batch_size=10, random_state=0)
+    fast = dict(k=2, vocabulary=WordFilter(min_count=1), batch_size=10, random_state=0)
     fitted = [
         AnchorExplainer(WordModel("free"), random_state=0).fit(DOCS),
         LimeExplainer(WordModel("free"), n_samples=50, random_state=0).fit(DOCS),
