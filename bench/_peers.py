@@ -425,6 +425,8 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     kwargs = {"beam_size": beam_size} if beam_size is not None else {}
     kwargs = {"perturbation": "replace", **kwargs, **options}
     kwargs = with_sampler({"categorical_features": data["categorical"], **kwargs})
+    # this explainer's cache only (skanchors.set_config would size every explainer's)
+    cache_size = kwargs.pop("cache_size", None)
     t0 = time.perf_counter()
     explainer = AnchorExplainer(
         model.predict_proba if as_callable else model.model,
@@ -435,6 +437,8 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
         random_state=seed,
         **kwargs,
     )
+    if cache_size is not None:
+        explainer._own_cache_size = cache_size
     kernels = _trees._KERNELS, _cache._TABLE_KERNELS
     if not compiled:
         # read once, by fit (the trees; the cache's table): this explainer keeps to it

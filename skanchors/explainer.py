@@ -603,7 +603,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
     def _cache_size(self):
         """The cache's size: the configuration's (``skanchors.set_config``), or the one an
         old ``cache_size=`` keyword gave."""
-        size = getattr(self, "_moved_cache_size", None)
+        size = getattr(self, "_own_cache_size", None)
         return get_config()["cache_size"] if size is None else size
 
 
@@ -644,7 +644,7 @@ _SCORE_OPTIONS = {
     "score_threshold": "threshold",
     "score_tolerance": "tolerance",
 }
-_CARRIED = ("_scorer", "_moved_cache_size")
+_CARRIED = ("_scorer", "_own_cache_size")
 
 
 def _take_moved(explainer, moved):
@@ -672,4 +672,4 @@ def _take_moved(explainer, moved):
     if "cache_size" in moved:
         size = check_cache_size(moved["cache_size"], "cache_size")
         warn_moved(owner, ["cache_size"], f"skanchors.set_config(cache_size={size})")
-        explainer._moved_cache_size = size
+        explainer._own_cache_size = size
