@@ -65,10 +65,11 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         model's fitted attributes are fingerprinted at ``fit``) and read the model again:
         its classes, its compiled trees and a new cache, as a new :meth:`fit` on the same
         reference data would; with ``balance=True``, a regression tolerance in standard
-        deviations or bins cut where the model's predictions change (``discretizer="tree"``,
-        a regressor's default), which come from the old model's predictions on the reference
-        data, they raise a ``ValueError`` asking for :meth:`fit` again. A plain function cannot be
-        fingerprinted: fit the explainer again if it changes.
+        deviations or bins cut where the model's predictions change (the sampler's
+        ``discretizer="tree"``, a regressor's default), which come from the old model's
+        predictions on the reference data, they raise a ``ValueError`` asking for :meth:`fit`
+        again. A plain function cannot be fingerprinted: fit the explainer again if it
+        changes.
     threshold : float in (0, 1], default=0.95
         The paper's tau: the precision a rule must reach to be an anchor.
     delta : float in (0, 1), default=0.1
@@ -82,8 +83,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         Number of candidates carried to the next round of the beam search. ``"auto"``: 10 for
         tables (as in the Anchors paper's experiments) and 2 for documents. The beam keeps
         the most precise candidates, which tend to be narrow: a wide beam keeps the broad
-        ones that become anchors a predicate later, and on reference rows (``perturbation``)
-        it costs few predictions, since one reference row serves every rule it satisfies. A
+        ones that become anchors a predicate later, and on reference rows (the sampler's
+        ``perturbation``) it costs few predictions, since one reference row serves every rule
+        it satisfies. A
         document's anchors are a word or two long with the default sampler, and a wide beam
         there only multiplies the predictions.
     max_anchor_size : int >= 1 or None, default=None
@@ -601,8 +603,8 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         return getattr(self, "_scorer", _DEFAULT_SCORER)(self, X, y)
 
     def _cache_size(self):
-        """The cache's size: the configuration's (``skanchors.set_config``), or the one an
-        old ``cache_size=`` keyword gave."""
+        """The cache's size: the configuration's (``skanchors.set_config``), or this
+        explainer's own (``_own_cache_size``: the old ``cache_size=`` keyword, the benchmarks)."""
         size = getattr(self, "_own_cache_size", None)
         return get_config()["cache_size"] if size is None else size
 
