@@ -77,7 +77,7 @@ class ExplainsFittedModel:
 class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
     """Shared behaviour of the local explainers.
 
-    Subclasses store ``estimator``, ``sampler``, ``discretizer`` and ``categorical_features``.
+    Subclasses store ``estimator`` and ``sampler``.
     """
 
     def __sklearn_clone__(self):
@@ -98,32 +98,27 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         return tags
 
     def _make_sampler(self, X):
-        """The sampler for ``X``: the user's, else the default for documents
-        (``samplers.text._default_sampler()``) or a table's."""
-        params = self._tabular_params()
-        defaults = TabularSampler().get_params()
-        tabular_defaults = all(
-            isinstance(value, str) and value == defaults[name] for name, value in params.items()
-        )
-        *first, last = params
-        names = f"{', '.join(first)} and {last}"
+        """The sampler for ``X``: a clone of the user's, else the default for documents
+        (``samplers.text._default_sampler()``) or a table's (``TabularSampler()``)."""
         if self.sampler is not None:
-            if not tabular_defaults:
-                raise ValueError(
-                    f"{names} configure the default tabular sampler; with a custom sampler, "
-                    "set them on the sampler and leave these at their defaults."
-                )
             return clone(check_sampler(self.sampler))
         if is_text(X):
-            if not tabular_defaults:
-                raise ValueError(
-                    f"{names} apply to tabular data; X holds documents. Leave them at their "
-                    "defaults or pass X as a table."
-                )
             from .samplers.text import _default_sampler
 
             return _default_sampler()
-        return TabularSampler(**params)
+        return TabularSampler()
+
+    def set_params(self, **params):
+        sampler = params.get("sampler", self.sampler)
+        if sampler is None and any(k.startswith("sampler__") for k in params):
+            nested = sorted(k for k in params if k.startswith("sampler__"))
+            raise ValueError(
+                f"Cannot set {', '.join(nested)}: sampler is None (the default sampler is "
+                "made in fit, for the data). Pass a sampler to tune its options, e.g. "
+                "sampler=TabularSampler(), or set sampler and its options together: "
+                "set_params(sampler=TabularSampler(perturbation='replace'))."
+            )
+        return super().set_params(**params)
 
     def _learn_classes(self, X):
         """``classes_`` of the model; a callable's come from its output on one reference row
@@ -140,10 +135,6 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         if self.sampler_.modality == "text":
             return self.sampler_.get_feature_names_out()
         return _check_feature_names_in(self, input_features)
-
-    def _tabular_params(self):
-        """The parameters of the default tabular sampler that the explainer sets."""
-        return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
 
 
 def check_model_columns(estimator, sampler, X=None):

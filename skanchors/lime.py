@@ -57,6 +57,7 @@ from ._lime_surrogate import (  # noqa: F401 (imported for the tests and benchma
     _weighted_r2,
     _weighted_ridge,
 )
+from ._moved import hide_moved, refuse_unknown, warn_moved
 from ._refit import reads_other_columns, refit_error
 from ._validation import check_model, warn_probabilities_do_not_sum_to_1
 from .models import as_probability_model
@@ -129,24 +130,20 @@ class LimeExplainer(BaseExplainer):
         when the model must not be judged on combinations of values the data never show, for
         example to audit a model that might behave differently on them (see Notes).
         Documents: words are always kept or replaced independently; ``"joint"`` is refused.
-    discretizer : {"quartile", "decile"} or transformer, default="quartile"
-        Binning of numeric features (see :mod:`skanchors.discretizers`); the interpretable
-        feature of a numeric column is "in the instance's bin".
-    categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
-        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
-        (in an object array, the columns whose values are not all numbers). A list or mask
-        replaces ``"auto"``: it names every categorical feature, the non-numeric ones too.
     sampler : sampler object or None, default=None
-        The perturbation distribution: ``None`` picks
-        :class:`~skanchors.samplers.TabularSampler` for tables and ``UnkSampler()`` for
-        documents (a removed word becomes ``"UNK"``, as in the global aggregators and
-        :class:`~skanchors.AnchorExplainer`); pass ``UnkSampler(token=None)`` to delete
-        words, :class:`~skanchors.samplers.CorpusSampler` or
-        :class:`~skanchors.samplers.MaskedLMSampler` to replace them by other words. With a
-        sampler, ``discretizer`` and ``categorical_features`` stay at their defaults. A
-        table's custom sampler must be a :class:`~skanchors.samplers.TabularSampler` for
-        ``sampling="independent"``; with ``"joint"``, any sampler's own draws
-        (``instance.sample((), n_samples, rng)``) are used.
+        The perturbation distribution: ``None`` picks ``TabularSampler()`` for tables and
+        ``UnkSampler()`` for documents (a removed word becomes ``"UNK"``, as in the global
+        aggregators and :class:`~skanchors.AnchorExplainer`); pass ``UnkSampler(token=None)``
+        to delete words, :class:`~skanchors.samplers.CorpusSampler` or
+        :class:`~skanchors.samplers.MaskedLMSampler` to replace them by other words. A
+        table's binning and categorical features are the
+        :class:`~skanchors.samplers.TabularSampler`'s ``discretizer`` (quartiles by default;
+        the interpretable feature of a numeric column is "in the instance's bin") and
+        ``categorical_features``: ``sampler=TabularSampler(discretizer="decile")``. A
+        table's custom sampler must be a ``TabularSampler`` for ``sampling="independent"``;
+        with ``"joint"``, any sampler's own draws (``instance.sample((), n_samples, rng)``)
+        are used. (The keyword arguments ``discretizer`` and ``categorical_features`` are
+        still accepted, with a ``FutureWarning``, until skanchors 0.3.)
     target_class : label or None, default=None
         Class whose probability is explained for every row (for example the positive class,
         so that :meth:`transform` weights have one meaning across rows). ``None``: each row's
@@ -223,8 +220,6 @@ class LimeExplainer(BaseExplainer):
         ],
         "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
         "sampling": [StrOptions({"independent", "joint"})],
-        "discretizer": [StrOptions({"quartile", "decile"}), HasMethods(["fit", "transform"])],
-        "categorical_features": [StrOptions({"auto"}), "array-like"],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
         "target_class": "no_validation",
         "n_jobs": N_JOBS,
@@ -232,6 +227,7 @@ class LimeExplainer(BaseExplainer):
         "verbose": ["verbose"],
     }
 
+    @hide_moved
     def __init__(
         self,
         estimator,
@@ -241,13 +237,12 @@ class LimeExplainer(BaseExplainer):
         feature_selection="auto",
         kernel_width=None,
         sampling="independent",
-        discretizer="quartile",
-        categorical_features="auto",
         sampler=None,
         target_class=None,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        **moved,
     ):
         self.estimator = estimator
         self.n_samples = n_samples
@@ -255,13 +250,13 @@ class LimeExplainer(BaseExplainer):
         self.feature_selection = feature_selection
         self.kernel_width = kernel_width
         self.sampling = sampling
-        self.discretizer = discretizer
-        self.categorical_features = categorical_features
         self.sampler = sampler
         self.target_class = target_class
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        if moved:
+            _take_moved(self, moved)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -459,3 +454,16 @@ class LimeExplainer(BaseExplainer):
 
 def _is_text_sampler(sampler):
     return sampler.modality == "text"
+
+
+def _take_moved(explainer, moved):
+    """``discretizer`` and ``categorical_features``, which moved to the sampler."""
+    refuse_unknown("LimeExplainer", moved, ("discretizer", "categorical_features"))
+    spelled = ", ".join(f"{k}={v!r}" for k, v in moved.items())
+    if explainer.sampler is not None:
+        raise ValueError(
+            f"{', '.join(moved)} configure the tabular sampler; with sampler= given, set them "
+            f"on it: sampler={type(explainer.sampler).__name__}({spelled})."
+        )
+    warn_moved("LimeExplainer", moved, f"LimeExplainer(..., sampler=TabularSampler({spelled}))")
+    explainer.sampler = TabularSampler(**moved)

@@ -21,6 +21,7 @@ from skanchors._acceptance import (
 from skanchors._arms import Arms
 from skanchors._bandit import arm_bounds
 from skanchors.discretizers import EdgesDiscretizer
+from skanchors.samplers import TabularSampler
 
 BETA = np.log(21 / 0.1)  # the search's rate for beam_size 1 and 20 predicates, delta 0.1
 
@@ -75,7 +76,11 @@ def test_planted_rule_found_through_a_round_without_anchor():
     bandit = RecordingBandit()
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
     explainer = AnchorExplainer(
-        PlantedModel(), discretizer=disc, beam_size=1, bandit=bandit, random_state=0
+        PlantedModel(),
+        sampler=TabularSampler(discretizer=disc),
+        beam_size=1,
+        bandit=bandit,
+        random_state=0,
     ).fit(planted_data())
     anchor = explainer.explain(row(0.9, "red"))[0]
     assert anchor.is_anchor
@@ -126,7 +131,7 @@ def _round_without_samples(seed=0):
 
     # (bounds="bin": x1 has two predicates, so the round has children on the same feature)
     explainer = AnchorExplainer(
-        PlantedModel(), bounds="bin", perturbation="replace", random_state=0
+        PlantedModel(), sampler=TabularSampler(bounds="bin", perturbation="replace"), random_state=0
     )
     explainer.fit(planted_data())
     instance = explainer.sampler_.instance(row(0.9, "red"))
@@ -261,7 +266,10 @@ def test_planted_boundary_beyond_the_rows_own_bin_is_found():
     found = {}
     for bounds in ("bin", "all"):
         explainer = AnchorExplainer(
-            PlantedModel(), discretizer=disc, beam_size=2, bounds=bounds, random_state=0
+            PlantedModel(),
+            sampler=TabularSampler(discretizer=disc, bounds=bounds),
+            beam_size=2,
+            random_state=0,
         ).fit(planted_data())
         found[bounds] = anchor = explainer.explain(row(0.9, "red"))[0]
         assert anchor.is_anchor
@@ -335,7 +343,9 @@ def test_a_streamed_search_keeps_places_in_streams_and_finds_its_examples_again(
     X = pd.DataFrame(data.normal(size=(300, 70)), columns=[f"f{i}" for i in range(70)])
     edge = X["f0"].median()  # a quartile edge
     model = lambda Z: np.column_stack([Z["f0"] <= edge, Z["f0"] > edge]).astype(float)  # noqa: E731
-    explainer = AnchorExplainer(model, perturbation="replace", random_state=0).fit(X)
+    explainer = AnchorExplainer(
+        model, sampler=TabularSampler(perturbation="replace"), random_state=0
+    ).fit(X)
     stores, drawn = [], []
     original = search.SampleStore._store
 

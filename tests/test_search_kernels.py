@@ -156,7 +156,9 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
     out = []
     for compiled in (True, False):
         monkeypatch.setenv("SKANCHORS_NUMBA", "1" if compiled else "0")
-        explainer = AnchorExplainer(proba, perturbation="replace", random_state=0).fit(X)
+        explainer = AnchorExplainer(
+            proba, sampler=TabularSampler(perturbation="replace"), random_state=0
+        ).fit(X)
         assert explainer._cache.compiled == compiled
         # one row per call: rows explained together share model calls in threads, and which
         # search predicts a shared row (and counts it) depends on timing

@@ -650,7 +650,7 @@ class TabularInstance(InstanceSampler):
         for size, items in todo.items():
             index = np.array([anchor for _, anchor in items], dtype=np.intp)
             if kernel is not None:
-                values = (kernel(self._words(), index) / self._n_ref).tolist()
+                values = (kernel(self._word_filter(), index) / self._n_ref).tolist()
             else:
                 bits = self._bits[index]
                 bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
@@ -671,7 +671,7 @@ class TabularInstance(InstanceSampler):
                     known[anchor] = value
         return out
 
-    def _words(self):
+    def _word_filter(self):
         """The packed predicate masks as 64-bit words (rows are padded to whole words)."""
         if self._bits_words is None:
             self._bits_words = np.ascontiguousarray(self._bits).view(np.uint64)

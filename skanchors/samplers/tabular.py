@@ -54,10 +54,15 @@ class TabularSampler(TableInput, BaseEstimator, Sampler):
 
     Parameters
     ----------
-    discretizer : {"quartile", "decile", "tree"} or transformer, default="quartile"
+    discretizer : {"auto", "quartile", "decile", "tree"} or transformer, default="auto"
         Bins numeric features; the bins' edges make the predicates (see ``bounds``).
-        ``"tree"`` bins where the model's prediction changes and needs the predictions as
-        ``y`` in :meth:`fit` (:class:`~skanchors.discretizers.TreeDiscretizer`).
+        ``"quartile"`` and ``"decile"``: percentiles of the reference data. ``"tree"`` bins
+        where the model's prediction changes and needs the predictions as ``y`` in
+        :meth:`fit` (:class:`~skanchors.discretizers.TreeDiscretizer`); an
+        :class:`~skanchors.AnchorExplainer` fits it on the model's predictions on the
+        reference rows, with bins narrow enough for its ``threshold`` (and, for a regressor,
+        its ``tolerance``). ``"auto"``: ``"tree"`` in an ``AnchorExplainer`` of a regressor,
+        ``"quartile"`` otherwise (a sampler fitted on its own, a classifier, LIME).
         A transformer must have ``fit``, ``transform`` (each value's bin index) and
         ``bin_edges_`` (see :mod:`skanchors.discretizers`);
         :class:`~sklearn.preprocessing.KBinsDiscretizer` with ``encode="ordinal"`` is one. The
@@ -123,7 +128,7 @@ class TabularSampler(TableInput, BaseEstimator, Sampler):
 
     _parameter_constraints: dict = {
         "discretizer": [
-            StrOptions({"quartile", "decile", "tree"}),
+            StrOptions({"auto", "quartile", "decile", "tree"}),
             HasMethods(["fit", "transform"]),
         ],
         "categorical_features": [StrOptions({"auto"}), "array-like"],
@@ -134,7 +139,7 @@ class TabularSampler(TableInput, BaseEstimator, Sampler):
     def __init__(
         self,
         *,
-        discretizer="quartile",
+        discretizer="auto",
         categorical_features="auto",
         perturbation="auto",
         bounds="interval",
@@ -212,7 +217,9 @@ class TabularSampler(TableInput, BaseEstimator, Sampler):
                 raise ValueError(
                     f"Features {bad} are not numeric; list them in categorical_features."
                 )
-            self.discretizer_ = make_discretizer(self.discretizer)
+            # ("auto" is resolved by the explainer that knows the model; on its own: quartiles)
+            named = "quartile" if _is_auto(self.discretizer) else self.discretizer
+            self.discretizer_ = make_discretizer(named)
             num = num.astype(float)
             # (Arrays with infinite values are refused by check_array, with its own words.)
             infinite = [c for c in num.columns if np.isinf(num[c].to_numpy()).any()]
@@ -573,3 +580,7 @@ class TabularSampler(TableInput, BaseEstimator, Sampler):
         if self.feature_names_in_ is not None:
             return list(self.feature_names_in_)
         return [f"x{j}" for j in range(self.n_features_in_)]
+
+
+def _is_auto(discretizer):
+    return isinstance(discretizer, str) and discretizer == "auto"
