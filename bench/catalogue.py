@@ -1,14 +1,14 @@
 """Issue 48's catalogue of bad inputs, counted: how each case fares on a version of skanchors.
 
-``tests/test_catalogue.py`` holds the cases; the test suite asserts that each one works (its
+``tests/test_validation.py`` holds the cases; the test suite asserts that each one works (its
 result checked) or raises the named error. This script runs every case the way a user would
 meet it and sorts the outcome into five kinds, so that two versions can be compared::
 
     git worktree add /tmp/before 332870d            # the code before the fixes
-    cp tests/test_catalogue.py /tmp/before/tests/
-    PYTHONPATH=/tmp/before python bench/catalogue.py /tmp/before/tests/test_catalogue.py \\
+    cp tests/test_validation.py /tmp/before/tests/
+    PYTHONPATH=/tmp/before python bench/catalogue.py /tmp/before/tests/test_validation.py \\
         --json bench/results_catalogue_before.json
-    PYTHONPATH=. python bench/catalogue.py tests/test_catalogue.py \\
+    PYTHONPATH=. python bench/catalogue.py tests/test_validation.py \\
         --json bench/results_catalogue_after.json
     python bench/catalogue.py --report bench/results_catalogue_before.json \\
         bench/results_catalogue_after.json > bench/results_catalogue.md
@@ -144,7 +144,7 @@ def report(before_path, after_path):
     lines = [
         "# Issue 48's catalogue of bad inputs (`bench/catalogue.py`)",
         "",
-        f"{len(after['results'])} cases of `tests/test_catalogue.py`, each in a fresh process "
+        f"{len(after['results'])} cases of `tests/test_validation.py`, each in a fresh process "
         f"(time limit {after['timeout']:g} s, 8 GiB of address space). *before*: "
         f"{before['version']}; *after*: {after['version']}.",
         "",

@@ -4,7 +4,7 @@ Issue 44 (item 2): the search validated a chosen rule on the samples that chose 
 validates it on samples drawn after the choice. This script loads both versions of the package
 (as ``revisions.py`` does) and measures, for each:
 
-* the adversarial document of ``tests/test_honesty.py`` ("good w0 ... w59", a model that keeps
+* the adversarial document of ``tests/test_acceptance.py`` ("good w0 ... w59", a model that keeps
   class 1 when "good" is kept unless a hash of the text flips it: every rule that keeps the
   prediction has precision 0.92, below threshold - 0.025): out of ``--seeds`` random states,
   how many searches return an anchor, how many of those fall below 0.925 on 20,000 fresh

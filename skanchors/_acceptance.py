@@ -15,7 +15,7 @@ from ._bandit import arm_bounds, arm_means
 # candidate whose estimate is below the threshold once its upper bound is within
 # VALIDATION_TOLERANCE (Ribeiro et al.'s epsilon_stop, 0.05 in the authors' code, which uses it
 # for both sides). The statistical guarantee reported in the documentation and tested in
-# tests/test_tabular.py is "precision >= threshold - 0.025".
+# tests/test_explainer.py is "precision >= threshold - 0.025".
 #
 # Why half the authors' tolerance on the accepting side: a rule whose precision is just below
 # the threshold (0.93-0.94 for 0.95) passes "estimate >= threshold, bound > threshold - 0.05"

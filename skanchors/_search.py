@@ -234,7 +234,7 @@ def beam_search(
         # The chosen rules are validated on samples drawn after the choice: the samples that
         # chose them are the best looking of many (the winner's curse), and counting them
         # again let rules of precision 0.92 pass a threshold of 0.95 in most searches of a
-        # text whose every rule was that precise (tests/test_honesty.py).
+        # text whose every rule was that precise (tests/test_acceptance.py).
         fresh = store.arms(beams[size], fresh=True)
         positions = np.arange(len(chosen))
         valid, rates = _validate(fresh, positions, threshold, beta, batch_size)

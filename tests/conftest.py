@@ -30,3 +30,8 @@ def hf(tmp_path_factory):
         }
     yield paths
     torch.set_num_threads(threads)
+
+
+# The planted tabular task's fixtures (``data``, ``planted_explainer``), for the test files of
+# the explainer, the rows' explanation and the tabular sampler.
+pytest_plugins = ["tabular_planted"]

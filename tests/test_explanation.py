@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from figures import assert_drawn_inside
-from test_tabular import PlantedModel, planted_data, row
+from tabular_planted import PlantedModel, planted_data, row
 
 from skanchors import AnchorExplainer, NoAnchorWarning
 from skanchors._explanation import Anchor, Predicate, Step

@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from tabular_planted import PlantedModel, planted_data, row
 from test_bandit import Coins, _FiniteCoins
-from test_tabular import PlantedModel, planted_data, row
 
 from skanchors import KLLUCB, AnchorExplainer
 from skanchors import _search as search
@@ -125,7 +125,7 @@ def _round_without_samples(seed=0):
     """A store with samples of the empty rule only, and the arms of a round whose parent
     was never drawn for: (parent, children, arms, store). Row (0.9, red): every child of a
     predicate on x1 keeps the planted prediction well below 0.95."""
-    from test_tabular import row
+    from tabular_planted import row
 
     from skanchors._search import SampleStore, StratifiedArms
 

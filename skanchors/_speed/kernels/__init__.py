@@ -2,7 +2,7 @@
 :mod:`skanchors._compiled` under their names.
 
 Each is the twin of a piece of the core's numpy (or plain-float) code and computes the same
-numbers to the last bit (``tests/test_kernels.py`` compares every registered kernel with its
+numbers to the last bit (``tests/_speed/test_kernels.py`` compares every registered kernel with its
 twin):
 
 - :mod:`.arms`: the stratified arms' counts, bounds, extreme bounds and estimates

@@ -10,7 +10,7 @@ operation for operation: the same C library calls in the same order and Python's
 ``min``/``max`` tie rules, so the same bounds to the last bit. :func:`extreme_bound_small` is
 ``StratifiedArms.extreme_bound`` step for step and :func:`precision_estimates`
 ``StratifiedArms.precision_estimates``. A change to one side of a pair must be made to the
-other (``tests/test_kernels.py`` compares every pair).
+other (``tests/_speed/test_kernels.py`` compares every pair).
 """
 
 import math

@@ -551,7 +551,7 @@ def test_ctrl_c_while_the_state_changes_waits_until_it_is_whole(monkeypatch, dur
 
 def test_max_time_and_callback_stop_cleanly():
     # the clock is read within a batch too: the first one does not finish in time, and
-    # nothing of it is counted (tests/test_long_documents.py: a slow model)
+    # nothing of it is counted (tests/test_wide.py: a slow model)
     agg = GlobalAnchorAggregator(PlantedModel(), max_time=1e-9, **FAST).fit(DOCS)
     assert agg.stopped_early_ and agg.n_documents_seen_ == 0 and agg.n_tokens_tested_ == 0
     assert agg.unprocessed_indices_.tolist() == list(range(len(DOCS)))

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_tabular import PlantedModel, planted_data, row
+from tabular_planted import PlantedModel, planted_data, row
 
 from skanchors import AnchorExplainer, LimeExplainer, LimeExplanation, NoAnchorWarning
 from skanchors._explanation import Anchor, Predicate, Step

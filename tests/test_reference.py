@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from test_tabular import COLOURS, PlantedModel, SlowPlantedModel, _content, planted_data, row
+from tabular_planted import COLOURS, PlantedModel, SlowPlantedModel, _content, planted_data, row
 
 from skanchors import AnchorExplainer, NoAnchorWarning, config_context
 from skanchors._cache import SampleCache, Shared

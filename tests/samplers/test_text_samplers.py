@@ -110,7 +110,7 @@ def test_all_kept_decodes_to_the_same_string(sampler, text):
 
 def test_a_long_text_is_sampled_and_decoded_exactly():
     # (its time and memory are measured in bench/long_documents.py and bounded, machine-free,
-    # in tests/test_long_documents.py)
+    # in tests/test_wide.py)
     rng = np.random.default_rng(0)
     vocab = np.array(["alpha", "beta", "gamma", "delta", "it's", "x9"])
     seps = np.array([" ", ", ", "  ", ". ", "\n", " - "])
