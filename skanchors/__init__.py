@@ -8,7 +8,9 @@ from . import _speed  # noqa: F401 (the speed layer plugs into skanchors.models)
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate, RuleCheck
 from ._pick import SubmodularPick, pick
+from ._reliance import make_reliance_scorer
 from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
+from .compare import ModelComparison, compare_models
 from .explainer import AnchorExplainer, NoAnchorWarning
 from .hf import HFTextClassifier
 from .lime import LimeExplainer, LimeExplanation
@@ -25,10 +27,13 @@ __all__ = [
     "KLLUCB",
     "LimeExplainer",
     "LimeExplanation",
+    "ModelComparison",
     "NoAnchorWarning",
     "Predicate",
     "RuleCheck",
     "SubmodularPick",
     "__version__",
+    "compare_models",
+    "make_reliance_scorer",
     "pick",
 ]
