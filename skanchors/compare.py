@@ -335,6 +335,56 @@ class ModelComparison:
         parts.append("</div>")
         return "".join(parts)
 
+    def to_html(self, *, title="Model comparison", features=None):
+        """A self-contained HTML page (no script, no external file): the summary, the reliance
+        on ``features`` (when given, by class too), bar charts of the top features of each
+        class side by side (inline SVG) and the rows the models predict differently."""
+        esc = html.escape
+        what = "words" if self.kind == "text" else "features"
+        parts = [
+            "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+            f"<title>{esc(title)}</title><style>body{{font-family:sans-serif}}"
+            "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}</style>"
+            "</head><body>",
+            f"<h1>{esc(title)}</h1><p>{esc(repr(self))}; seed {self.random_state_}</p>",
+            "<h2>Summary</h2>",
+            self.summary().to_html(float_format=lambda x: f"{x:.3f}", escape=True),
+        ]
+        if features is not None:
+            listed = [features] if isinstance(features, (str, int)) else list(features)
+            overall, by_class = self.reliance(listed), self.reliance(listed, by_class=True)
+            parts.append(
+                f"<h2>Reliance on {esc(', '.join(map(str, listed)))}</h2><p>Share of the "
+                "explained rows whose anchor needs them.</p><table><tr><th>model</th>"
+                "<th>all rows</th>"
+                + "".join(f"<th>predicted {esc(str(c))}</th>" for c in self.classes_)
+                + "</tr>"
+            )
+            for name in self.names_:
+                cells = "".join(f"<td>{v:.3f}</td>" for v in by_class[name].values())
+                parts.append(
+                    f"<tr><td>{esc(str(name))}</td><td>{overall[name]:.3f}</td>{cells}</tr>"
+                )
+            parts.append("</table>")
+        parts.append(f"<h2>Top {what} per class</h2><table><tr><th>class</th>")
+        parts += [f"<th>{esc(str(n))}</th>" for n in self.names_]
+        parts.append("</tr>")
+        for c in self.classes_:
+            parts.append(f"<tr><th>{esc(str(c))}</th>")
+            for name in self.names_:
+                terms = self.top_features_[name].get(_plain(c), [])
+                parts.append(f"<td style='vertical-align:top'>{_svg_bars(terms)}</td>")
+            parts.append("</tr>")
+        parts.append("</table>")
+        if len(self.disagreements_):
+            parts.append(
+                f"<h2>Rows predicted differently</h2><p>{self.n_disagreements_} rows of the "
+                f"data; the {len(self.disagreements_)} explained, with each model's anchor:</p>"
+            )
+            parts.append(self.disagreements_.to_html(escape=True, na_rep=""))
+        parts.append("</body></html>")
+        return "\n".join(parts)
+
     def plot(self, n=None, *, axes=None):
         """The top features of each class as bars: one column of panels per model, one row per
         class (the panels of a class share their axis). Requires matplotlib.
@@ -384,6 +434,26 @@ class ModelComparison:
         for ax in axes[-1]:
             ax.set_xlabel(what, fontsize="small")
         return axes
+
+
+def _svg_bars(terms):
+    """Inline SVG: one horizontal bar per (feature, score), the longest scaled to 300 px."""
+    if not terms:
+        return "<p>no anchors</p>"
+    finite = [s for _, s in terms if np.isfinite(s)]
+    top = max(finite) if finite and max(finite) > 0 else 1.0
+    out = [f"<svg width='520' height='{22 * len(terms) + 6}' role='img'>"]
+    for i, (feature, score) in enumerate(terms):
+        width = 300 * (min(score, top) / top if np.isfinite(score) else 1.0)
+        y = 22 * i + 3
+        out.append(
+            f"<text x='150' y='{y + 14}' text-anchor='end' font-size='13'>"
+            f"{html.escape(str(feature))}</text><rect x='158' y='{y}' "
+            f"width='{max(width, 1):.1f}' height='18' fill='#4c78a8'/>"
+            f"<text x='{163 + width:.1f}' y='{y + 14}' font-size='11'>{score:.3g}</text>"
+        )
+    out.append("</svg>")
+    return "".join(out)
 
 
 def _rule(anchor):
@@ -482,7 +552,7 @@ def compare_models(
     >>> y = (X["a"] >= 2).astype(int)
     >>> models = {  # one decides by a, the other by b
     ...     "on a": DecisionTreeClassifier(max_depth=1).fit(X, y),
-    ...     "on b": DecisionTreeClassifier(max_depth=1).fit(X, X["b"] >= 2),
+    ...     "on b": DecisionTreeClassifier(max_depth=1).fit(X, (X["b"] >= 2).astype(int)),
     ... }
     >>> result = compare_models(models, X, y=y, n_rows=40, random_state=0)
     >>> result.accuracy_

@@ -1,6 +1,7 @@
 """compare_models, ModelComparison and make_reliance_scorer on planted leaks (known answers)."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -399,3 +400,99 @@ def test_bad_features(small, text_comparison):
     on_array = compare_models([on_rows], X.to_numpy(), n_rows=8, random_state=0)
     assert on_array.reliance([0]) == {0: 1.0}
     assert on_array.reliance([0]) == on_array.reliance(["x0"])
+
+
+# ----------------------------------------------------------------------------- command line
+def _run(args, capsys):
+    from skanchors.cli import main
+
+    try:
+        code = main(args)
+    except SystemExit as done:  # argparse's usage errors
+        code = done.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def saved_tables(tmp_path):
+    import joblib
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x0": rng.integers(0, 4, 300), "x1": rng.integers(0, 4, 300)})
+    y = (X["x0"] >= 2).astype(int)
+    joblib.dump(RandomForestClassifier(5, random_state=0).fit(X, y), tmp_path / "on_x0.joblib")
+    joblib.dump(
+        RandomForestClassifier(5, random_state=0).fit(X, (X["x1"] >= 2).astype(int)),
+        tmp_path / "on_x1.joblib",
+    )
+    X.assign(label=y).to_csv(tmp_path / "rows.csv", index=False)
+    return tmp_path
+
+
+def test_cli_compare_tables(saved_tables, capsys):
+    d = saved_tables
+    args = ["compare", "--model", str(d / "on_x0.joblib"), "--model", str(d / "on_x1.joblib")]
+    args += ["--data", str(d / "rows.csv"), "--label", "label", "--features", "x1"]
+    args += ["--n-rows", "20", "--json", str(d / "c.json"), "--html", str(d / "c.html")]
+    code, out, err = _run(args, capsys)
+    assert code == 0, err
+    assert "on_x0  " in out and "on_x1  " in out
+    assert "  on_x0: 0.000 (predicted 0: 0.000, predicted 1: 0.000)" in out
+    assert "  on_x1: 1.000 (predicted 0: 1.000, predicted 1: 1.000)" in out
+    assert re.search(r"row \d+:\n    on_x0 predicts \d: .*x0.*\n    on_x1 predicts \d: .*x1", out)
+    data = json.loads((d / "c.json").read_text())
+    assert data["models"] == ["on_x0", "on_x1"]
+    assert data["accuracy"]["on_x0"] == 1.0 and data["accuracy"]["on_x1"] < 0.7
+    assert data["reliance"] == {
+        "features": ["x1"],
+        "share": {"on_x0": 0.0, "on_x1": 1.0},
+        "by_class": {"on_x0": {"0": 0.0, "1": 0.0}, "on_x1": {"0": 1.0, "1": 1.0}},
+    }
+    assert data["top_features"]["on_x1"]["1"] == [["x1", 1.0]]
+    page = (d / "c.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    assert page.count("<svg") == 4  # 2 classes x 2 models
+    assert "Reliance on x1" in page
+
+
+def test_cli_compare_documents(documents, tmp_path, capsys):
+    import joblib
+
+    *_, leaky_val, y_leaky, _, _, models = documents
+    for name, model in models.items():
+        joblib.dump(model, tmp_path / f"{name}.joblib")
+    pd.DataFrame({"label": y_leaky, "text": leaky_val}).to_csv(tmp_path / "d.csv", index=False)
+    args = ["compare", "--model", str(tmp_path / "leaky.joblib")]
+    args += ["--model", str(tmp_path / "clean.joblib"), "--data", str(tmp_path / "d.csv")]
+    args += ["--text-column", "text", "--label", "label", "--features", TOKEN, "--n-rows", "20"]
+    code, out, err = _run(args, capsys)
+    assert code == 0, err
+    assert f"  leaky: {TOKEN} (" in out
+    assert re.search(r"  clean: 0\.000 \(predicted ham: 0\.000, predicted spam: 0\.000\)", out)
+    found = re.search(r"  leaky: (0\.\d+) \(predicted ham: 0\.000, predicted spam: ([\d.]+)\)", out)
+    assert found and float(found[1]) >= 0.25 and float(found[2]) >= 0.9
+
+
+def test_cli_compare_usage_errors(saved_tables, documents, tmp_path, capsys):
+    import joblib
+
+    d = saved_tables
+    base = ["compare", "--model", str(d / "on_x0.joblib"), "--data", str(d / "rows.csv")]
+    three = RandomForestClassifier(5, random_state=0).fit(
+        pd.DataFrame({"x0": [0, 1, 2], "x1": [0, 1, 2]}), [0, 1, 2]
+    )
+    joblib.dump(three, d / "three.joblib")
+    for extra, message in [
+        (["--label", "nosuch"], "--label: no column 'nosuch'"),
+        (["--text-column", "nosuch"], "--text-column: no column 'nosuch'"),
+        (["--text-column", "x0", "--drop", "x1"], "--drop apply to tables"),
+        (["--model", str(d / "on_x0.joblib")], "--model: the same file is given twice"),
+        (["--label", "label", "--features", "x9"], "--features: features: ['x9'] are not"),
+        (["--model", str(d / "three.joblib"), "--label", "label"], "same classes"),
+        ([], "unseen at fit time:\n- label\n Leave such columns out with --drop"),
+        (["--drop", "nosuch"], "--drop: ['nosuch'] not in the columns of --data"),
+    ]:
+        code, _, err = _run(base + extra, capsys)
+        assert code == 2 and message in err and "Traceback" not in err, (extra, err)
+        assert "compare: error:" in err
