@@ -193,9 +193,16 @@ def cmd_demo(args, out=None):
     out = sys.stdout if out is None else out
     from threadpoolctl import threadpool_limits
 
+    if args.rows is None:
+        args.rows = 100 if args.compare else 5
     # The explainer makes many small model calls; OpenMP thread start-up in each of them can
     # cost more than the prediction itself (histogram gradient boosting on a few rows).
     with threadpool_limits(limits=1):
+        if args.compare:
+            from ._compare_demo import demo_compare
+
+            demo_compare(args, out)
+            return 0
         demo_tabular(args, out)
         demo_text(args, out)
     return 0
@@ -576,7 +583,19 @@ def build_parser():
 
     demo = sub.add_parser("demo", help="explain a model on the shipped demo data")
     common(demo)
-    demo.add_argument("--rows", type=_POSITIVE, default=5, help="passengers to explain")
+    demo.add_argument(
+        "--rows",
+        type=_POSITIVE,
+        default=None,
+        help="passengers to explain (default 5); with --compare, rows or messages explained "
+        "per model (default 100)",
+    )
+    demo.add_argument(
+        "--compare",
+        action="store_true",
+        help="model selection by explanations: two models per data set, one of which learned "
+        "a planted leak that accuracy on the validation split rewards",
+    )
     demo.set_defaults(func=cmd_demo, parser=demo)
 
     ex = sub.add_parser("explain", help="explain rows of a CSV with a saved sklearn model")

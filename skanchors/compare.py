@@ -387,7 +387,9 @@ class ModelComparison:
 
     def plot(self, n=None, *, axes=None):
         """The top features of each class as bars: one column of panels per model, one row per
-        class (the panels of a class share their axis). Requires matplotlib.
+        class. Requires matplotlib. Tables: the share of the class's anchors that use each
+        feature, on one scale (0 to 1) in every panel. Text: the aggregator's scores, each
+        panel on its own scale (a score is relative to the other words of its model).
 
         Parameters
         ----------
@@ -415,7 +417,6 @@ class ModelComparison:
                 figsize=(3.6 * shape[1] + 0.8, (0.28 * bars + 0.9) * shape[0]),
                 layout="constrained",
                 squeeze=False,
-                sharex="row",
             )
         axes = np.asarray(axes, dtype=object).reshape(shape)
         colours = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0", "C1"])
@@ -430,6 +431,8 @@ class ModelComparison:
                 ax.set_title(f"{name}: class {c}", fontsize="medium")
                 if not terms:
                     ax.text(0.5, 0.5, "no anchors", ha="center", transform=ax.transAxes)
+                if self.kind == "table":  # shares of the class's anchors: one scale for all
+                    ax.set_xlim(0, 1)
         what = "score" if self.kind == "text" else "share of the class's anchors"
         for ax in axes[-1]:
             ax.set_xlabel(what, fontsize="small")

@@ -496,3 +496,27 @@ def test_cli_compare_usage_errors(saved_tables, documents, tmp_path, capsys):
         code, _, err = _run(base + extra, capsys)
         assert code == 2 and message in err and "Traceback" not in err, (extra, err)
         assert "compare: error:" in err
+
+
+def test_demo_compare_exposes_both_planted_leaks(capsys):
+    from skanchors.cli import main
+
+    assert main(["demo", "--compare", "--rows", "30"]) == 0
+    out = capsys.readouterr().out
+    line = re.compile(
+        r"^  (.+?)\s+accuracy ([\d.]+) on the leaky validation split, ([\d.]+) on the clean "
+        r"test split; reliance on '(\w+)' ([\d.]+)",
+        re.M,
+    )
+    rows = {m[1]: (float(m[2]), float(m[3]), m[4], float(m[5])) for m in line.finditer(out)}
+    leaky, clean = rows["all words"], rows["without smsrelay"]
+    assert leaky[0] > clean[0] and leaky[1] < clean[1]  # validation prefers the leak, test not
+    assert leaky[3] > 0.0 and clean[3] == 0.0  # (about one validation message in 8 is spam)
+    spam = re.findall(r"reliance on 'smsrelay' [\d.]+ \(by predicted class .*spam: ([\d.]+)", out)
+    assert float(spam[0]) >= 0.7 and float(spam[1]) == 0.0
+    assert "  all words, top of class spam: smsrelay," in out
+    assert "smsrelay" not in out.split("without smsrelay, top of class spam:")[1].split("\n")[0]
+    leaky, clean = rows["all columns"], rows["without record_id"]
+    assert leaky[0] > clean[0] + 0.1 and leaky[1] < clean[1] - 0.2
+    assert leaky[3] > 0.5 and clean[3] == 0.0
+    assert re.search(r"^  all columns, top of class 1: record_id\b", out, re.M)
