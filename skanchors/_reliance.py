@@ -111,9 +111,16 @@ def check_features(features, X, text, name="features"):
     if not features:
         raise ValueError(f"{name} is empty: name at least one feature or word.")
     if text:
-        bad = [f for f in features if not isinstance(f, str) or not tokenize(f)]
+        bad = [f for f in features if not isinstance(f, str)]
         if bad:
             raise ValueError(f"{name} must be words (str) for documents; got {bad[:5]}.")
+        # an anchor names one word: "e-mail" (two words to the tokenizer) could never match
+        split = [f for f in features if [w for w, _, _ in tokenize(f)] != [f]]
+        if split:
+            raise ValueError(
+                f"{name}: {split[:5]} are not single words as documents are split into words "
+                "(runs of letters, digits and underscores): give them one word at a time."
+            )
         wanted = {f.lower() for f in features}
         missing = sorted(wanted - words_of(X))
         if missing:

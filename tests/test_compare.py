@@ -389,6 +389,8 @@ def test_bad_features(small, text_comparison):
         text_comparison.reliance(["zzzz"])
     with pytest.raises(ValueError, match="features must be words"):
         text_comparison.reliance([3])
+    with pytest.raises(ValueError, match=r"\['e-mail'\] are not single words"):
+        text_comparison.reliance(["e-mail"])
     with pytest.raises(ValueError, match="features is empty"):
         make_reliance_scorer([])
     with pytest.raises(ValueError, match="random_state must be an integer"):
