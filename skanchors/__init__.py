@@ -5,6 +5,7 @@ features that need them.
 """
 
 from . import _speed  # noqa: F401 (the speed layer plugs into skanchors.models)
+from ._arms import Arms, ArmsCapabilities
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate, RuleCheck
 from ._pick import SubmodularPick, pick
@@ -20,6 +21,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Anchor",
     "AnchorExplainer",
+    "Arms",
+    "ArmsCapabilities",
     "BatchSAR",
     "GlobalAnchorAggregator",
     "GlobalLimeAggregator",

@@ -46,7 +46,7 @@ class _ModelTask:
         (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`). Returns whether it
         does."""
         sampler = self.sampler_
-        if not hasattr(sampler, "hash_by_splits"):
+        if not sampler.capabilities.split_hashing:
             return False
         splits = split_thresholds(self.estimator)
         if splits is None:

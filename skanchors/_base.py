@@ -20,6 +20,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ._stacklevel import outside_stacklevel
 from ._validation import check_params
+from .samplers._protocol import check_sampler
 from .samplers.tabular import TabularSampler
 
 __all__ = [
@@ -112,7 +113,7 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
                     f"{names} configure the default tabular sampler; with a custom sampler, "
                     "set them on the sampler and leave these at their defaults."
                 )
-            return clone(self.sampler)
+            return clone(check_sampler(self.sampler))
         if is_text(X):
             if not tabular_defaults:
                 raise ValueError(
@@ -136,7 +137,7 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         checked against ``feature_names_in_`` as scikit-learn's transformers check them), or
         the vocabulary for documents."""
         check_is_fitted(self, "sampler_")
-        if getattr(self.sampler_, "vocabulary_", None) is not None:
+        if self.sampler_.modality == "text":
             return self.sampler_.get_feature_names_out()
         return _check_feature_names_in(self, input_features)
 

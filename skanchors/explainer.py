@@ -419,10 +419,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         fit_params = {"y": predicted} if supervised else {}
         self.sampler_ = sampler.fit(X, sample_weight=weights, **fit_params)
         check_model_columns(estimator, self.sampler_, X)
-        if hasattr(self.sampler_, "to_model_input"):
-            # Perturbations are made of the reference data's values: a model that can learn
-            # its outputs on them in advance (a Pipeline's ColumnTransformer) does so now.
-            self.model_.prepare(self.sampler_.to_model_input(X))
+        # Perturbations are made of the reference data's values: a model that can learn its
+        # outputs on them in advance (a Pipeline's ColumnTransformer) does so now.
+        self.model_.prepare(self.sampler_.to_model_input(X))
         if regression:
             if predicted is None:
                 self._set_band(self.model_.predict(self.sampler_.to_model_input(X)))
@@ -435,7 +434,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         # them are kept for every later search (see skanchors._cache).
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self._cache = SampleCache(self.cache_size)
-        if hasattr(self.sampler_, "hash_by_splits"):
+        if self.sampler_.capabilities.stratified:
             # tables: numba's one-time start of the stratified arms' kernels (compiling them,
             # or loading its cached code) belongs to fit, not to the first explanation
             _arm_kernel()
@@ -608,7 +607,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         """``beam_size``, with "auto" resolved for the data the explainer was fitted on."""
         if self.beam_size != "auto":
             return int(self.beam_size)
-        return 2 if getattr(self.sampler_, "vocabulary_", None) is not None else 10
+        return 2 if self.sampler_.modality == "text" else 10
 
     def _search_params(self):
         """The parameters a search depends on, hashable, for the cache of searches (see
@@ -647,10 +646,10 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             does with unknown words.
         """
         anchors = self.explain(X)
-        vocabulary = getattr(self.sampler_, "vocabulary_", None)
-        if vocabulary is not None:
+        if self.sampler_.modality == "text":
             from scipy import sparse
 
+            vocabulary = self.sampler_.vocabulary_
             rows, cols = [], []
             for i, anchor in enumerate(anchors):
                 for word in {p.value for p in anchor.predicates}:
@@ -695,7 +694,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         self._validate_params()
         model_input = self.sampler_.to_model_input(X)
         candidates = np.arange(len(model_input))
-        if getattr(self.sampler_, "vocabulary_", None) is not None:
+        if self.sampler_.modality == "text":
             from .samplers.text import tokenize
 
             # Held-out documents without a word (":)") cannot be explained, but are checked.

@@ -287,8 +287,7 @@ class LimeExplainer(BaseExplainer):
         self.sampler_ = self._make_sampler(X).fit(X)
         self._check_sampling()
         check_model_columns(self.estimator, self.sampler_, X)
-        if hasattr(self.sampler_, "to_model_input"):  # (see AnchorExplainer.fit)
-            self.model_.prepare(self.sampler_.to_model_input(X))
+        self.model_.prepare(self.sampler_.to_model_input(X))  # (see AnchorExplainer.fit)
         self._learn_classes(X)
         if self.target_class is not None:  # refused now, not at the first explain
             self._class_index(self.target_class, "target_class")
@@ -432,10 +431,10 @@ class LimeExplainer(BaseExplainer):
             left out, as :class:`~sklearn.feature_extraction.text.CountVectorizer` does.
         """
         explanations = self.explain(X)
-        vocabulary = getattr(self.sampler_, "vocabulary_", None)
-        if vocabulary is not None:
+        if self.sampler_.modality == "text":
             from scipy import sparse
 
+            vocabulary = self.sampler_.vocabulary_
             rows, cols, vals = [], [], []
             for i, e in enumerate(explanations):
                 for j in e.selected:
@@ -459,4 +458,4 @@ class LimeExplainer(BaseExplainer):
 
 
 def _is_text_sampler(sampler):
-    return getattr(sampler, "vocabulary_", None) is not None
+    return sampler.modality == "text"

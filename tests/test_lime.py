@@ -24,7 +24,7 @@ from skanchors.lime import (
     _weighted_r2,
     _weighted_ridge,
 )
-from skanchors.samplers import CorpusSampler, TabularSampler, UnkSampler
+from skanchors.samplers import CorpusSampler, Sampler, TabularSampler, UnkSampler
 from skanchors.samplers.text import tokenize
 
 
@@ -289,8 +289,10 @@ def test_independent_samples_follow_the_reference_weights():
     assert ((Z["c"] == "b") & (Z["v"] >= 300)).mean() == pytest.approx(0.25, abs=0.015)
 
 
-class WrappedSampler(BaseEstimator):
+class WrappedSampler(BaseEstimator, Sampler):
     """A custom table sampler that is not a TabularSampler (it wraps one)."""
+
+    modality = "tabular"
 
     def fit(self, X, y=None):
         self.inner_ = TabularSampler().fit(X)

@@ -1,5 +1,7 @@
 """Beam search: rounds that cannot hold an anchor skip the bandit's identification."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +18,7 @@ from skanchors._acceptance import (
     _below_threshold,
     _validate,
 )
+from skanchors._arms import Arms
 from skanchors._bandit import arm_bounds
 from skanchors.discretizers import EdgesDiscretizer
 
@@ -289,7 +292,7 @@ def test_kept_keys_take_the_narrowest_integer_type_that_holds_them():
         inst = sampler.fit([" ".join(words)]).instance(document)
         # (an instance whose draws cannot be made again cheaply, as a masked language
         # model's: replayable ones keep bits, see the next test)
-        inst.replayable = False
+        inst.capabilities = dataclasses.replace(inst.capabilities, replayable=False)
         store = search.SampleStore(inst, lambda t: np.zeros(len(t), int), 0, rng(0))
         store.draw([((), 50), ((3,), 50)])
         assert store.keys.dtype == dtype and store.holds is None and store.masks is None
@@ -380,11 +383,23 @@ def test_a_streamed_product_distribution_counts_subsets_from_its_holds():
     # A custom instance with streams, exact_reuse and holds_of (all optional members): the
     # store keeps no keys for streamed samples, so it keeps which predicates they satisfy.
     from skanchors._cache import SampleCache, Shared, row_hash
+    from skanchors.samplers import Capabilities, InstanceSampler
 
-    class Toy:
+    class Toy(InstanceSampler):
         n_predicates = 3
-        exact_reuse = True
+        predicates = ["x0 kept", "x1 kept", "x2 kept"]
+        capabilities = Capabilities(exact_reuse=True, keys_tell_holds=True, streams=True)
         stream_namespace = "toy"
+
+        def sample(self, anchor, n, rng):
+            keys = self._keys(anchor, 0, n, int(rng.integers(2**31)))
+            return keys, keys < 0
+
+        def coverage(self, anchors):
+            return np.array([0.5 ** len(a) for a in anchors])
+
+        def reference_coverage(self, anchor):
+            return 0.5 ** len(anchor)
 
         def _keys(self, anchor, start, stop, seed):
             rows = []
@@ -421,7 +436,7 @@ def test_a_streamed_product_distribution_counts_subsets_from_its_holds():
         assert n[j] == valid.sum() and pos[j] == (valid & (keys[:, 0] < 0)).sum()
 
 
-class _BernoulliArms:
+class _BernoulliArms(Arms):
     """Many independent arms, each a rule of precision ``p``."""
 
     def __init__(self, m, p, seed):

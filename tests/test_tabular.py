@@ -2036,7 +2036,7 @@ def test_coverage_of_rules_is_the_share_of_reference_rows_they_cover(compiled, m
     if compiled and kernels.block_kernel() is None:
         pytest.skip("numba is not installed")
     if not compiled:
-        monkeypatch.setattr(kernels, "_BLOCK_KERNEL", False)
+        monkeypatch.setenv("SKANCHORS_NUMBA", "0")
     rng = np.random.default_rng(3)
     X = pd.DataFrame(
         {"a": rng.normal(size=1500), "b": rng.normal(size=1500), "c": rng.choice(list("uvw"), 1500)}

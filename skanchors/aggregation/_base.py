@@ -265,12 +265,13 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     def _setup(self, docs):
         """Model, sampler, classes and an empty state; the subclass adds its own."""
+        from ..samplers._protocol import check_sampler
         from ..samplers.text import _default_sampler
 
         check_model(self.estimator, "estimator", type(self).__name__)
         self._stops = self._stop_set()
         self.model_ = as_probability_model(self.estimator)
-        sampler = _default_sampler() if self.sampler is None else self.sampler
+        sampler = _default_sampler() if self.sampler is None else check_sampler(self.sampler)
         if not hasattr(sampler, "vocabulary_"):
             sampler = clone(sampler).fit(docs)
         elif hasattr(sampler, "_validate_params"):
