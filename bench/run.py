@@ -205,6 +205,18 @@ SUITES = {
         reports=["results_models"],
         minutes="1",
     ),
+    "compare": Suite(
+        about="compare_models on the shipped data with planted leaks (SMS spam, Titanic) and "
+        "on Adult: what a two-model comparison costs and what it finds",
+        env="dev",
+        steps=[["compare.py"]],
+        quick=[
+            ["compare.py", "--cells", "titanic-replace", "--reps", "1", "--output"]
+            + ["{tmp}/compare"]
+        ],
+        reports=["results_compare"],
+        minutes="3",
+    ),
     "regression": Suite(
         about="regression anchors: quartile, decile and tree bins on bike-sharing and diabetes "
         "data, and the defaults at the final search",

@@ -10,8 +10,10 @@ from ._bandit import KLLUCB, BatchSAR
 from ._config import config_context, get_config, set_config
 from ._explanation import Anchor, Predicate, RuleCheck
 from ._pick import SubmodularPick, pick
+from ._reliance import make_reliance_scorer
 from ._scoring import anchor_scorer
 from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
+from .compare import ModelComparison, compare_models
 from .explainer import AnchorExplainer, NoAnchorWarning
 from .hf import HFTextClassifier
 from .lime import LimeExplainer, LimeExplanation
@@ -30,6 +32,7 @@ __all__ = [
     "KLLUCB",
     "LimeExplainer",
     "LimeExplanation",
+    "ModelComparison",
     "NoAnchorWarning",
     "Predicate",
     "RuleCheck",
@@ -38,6 +41,8 @@ __all__ = [
     "anchor_scorer",
     "config_context",
     "get_config",
+    "compare_models",
+    "make_reliance_scorer",
     "pick",
     "set_config",
 ]

@@ -1,4 +1,4 @@
-"""Command line: ``skanchors demo | explain | global`` (also ``python -m skanchors``)."""
+"""Command line: ``skanchors demo | explain | global | compare`` (also ``python -m skanchors``)."""
 
 from __future__ import annotations
 
@@ -193,9 +193,16 @@ def cmd_demo(args, out=None):
     out = sys.stdout if out is None else out
     from threadpoolctl import threadpool_limits
 
+    if args.rows is None:
+        args.rows = 100 if args.compare else 5
     # The explainer makes many small model calls; OpenMP thread start-up in each of them can
     # cost more than the prediction itself (histogram gradient boosting on a few rows).
     with threadpool_limits(limits=1):
+        if args.compare:
+            from ._compare_demo import demo_compare
+
+            demo_compare(args, out)
+            return 0
         demo_tabular(args, out)
         demo_text(args, out)
     return 0
@@ -448,6 +455,116 @@ def cmd_global(args, out=None):
     return 0
 
 
+def _model_names(paths):
+    """A name per model file: its name without the suffix, or the path where two share it."""
+    import os
+
+    stems = [os.path.splitext(os.path.basename(p))[0] for p in paths]
+    return [stem if stems.count(stem) == 1 else path for stem, path in zip(stems, paths)]
+
+
+def cmd_compare(args, out=None):
+    """Compare saved models by what their anchors rely on (``skanchors compare``)."""
+    out = sys.stdout if out is None else out
+    from . import AnchorExplainer
+    from .aggregation import GlobalAnchorAggregator
+    from .compare import compare_models
+
+    _writable(args.json, "--json")
+    _writable(args.html, "--html")
+    if len(set(args.model)) < len(args.model):
+        raise UsageError("--model: the same file is given twice")
+    table = _read_table(args.data, "--data")
+    labels = None
+    if args.label is not None:
+        if args.label not in table.columns:
+            raise UsageError(f"--label: no column {args.label!r} in {list(table.columns)}")
+        labels = table[args.label].to_numpy()
+    text = args.text_column is not None
+    reference = None
+    if text:
+        if args.reference or args.drop:
+            raise UsageError("--reference and --drop apply to tables, not to --text-column")
+        if args.text_column not in table.columns:
+            raise UsageError(
+                f"--text-column: no column {args.text_column!r} in {list(table.columns)}"
+            )
+        data = table[args.text_column].fillna("").astype(str).tolist()
+        models = [_load_text_model(path) for path in args.model]
+    else:
+        drop = list(args.drop or []) + ([args.label] if args.label is not None else [])
+        missing = [c for c in args.drop or [] if c not in table.columns]
+        if missing:
+            raise UsageError(f"--drop: {missing} not in the columns of --data")
+        data = table.drop(columns=drop)
+        if args.reference:
+            reference = _read_table(args.reference, "--reference")
+            reference = reference.drop(columns=[c for c in drop if c in reference.columns])
+        models = [_load_model(path) for path in args.model]
+    named = dict(zip(_model_names(args.model), models))
+    try:
+        result = compare_models(
+            named,
+            data,
+            y=labels,
+            reference=reference,
+            n_rows=args.n_rows,
+            k=args.k,
+            explainer=AnchorExplainer(None, threshold=args.threshold),
+            aggregator=GlobalAnchorAggregator(None, threshold=args.threshold) if text else None,
+            random_state=args.random_state,
+            n_jobs=args.n_jobs,
+        )
+    except (ValueError, TypeError) as error:  # models or data that do not fit together
+        hint = ""
+        if "not fitted on" in str(error) or "unseen at fit time" in str(error):
+            hint = " Leave such columns out with --drop (a label column: name it with --label)."
+        raise UsageError(f"{error}{hint}") from None
+    print(result, file=out)
+    reliance = by_class = None
+    if args.features:
+        try:
+            reliance = result.reliance(args.features)
+        except ValueError as error:
+            raise UsageError(f"--features: {error}") from None
+        by_class = result.reliance(args.features, by_class=True)
+        print(f"\nreliance on {', '.join(args.features)} (share of explained rows):", file=out)
+        for name, share in reliance.items():
+            split = ", ".join(f"predicted {c}: {v:.3f}" for c, v in by_class[name].items())
+            print(f"  {name}: {share:.3f} ({split})", file=out)
+    if len(result.disagreements_):
+        shown = result.disagreements_.head(args.show_disagreements)
+        print(f"\nrows predicted differently (the first {len(shown)} explained):", file=out)
+        for row, values in shown.iterrows():
+            print(f"  row {row}:", file=out)
+            for name in result.names_:
+                print(
+                    f"    {name} predicts {values[f'{name} prediction']}: "
+                    f"{values[f'{name} anchor']}",
+                    file=out,
+                )
+    if args.json:
+        data = result.to_dict()
+        if reliance is not None:
+            data["reliance"] = {
+                "features": list(args.features),
+                "share": {str(n): v for n, v in reliance.items()},
+                "by_class": {
+                    str(n): {str(c): (None if v != v else v) for c, v in split.items()}
+                    for n, split in by_class.items()
+                },
+            }
+        with open(args.json, "w") as fh:
+            json.dump(data, fh, indent=2, allow_nan=False)
+        print(f"\nwrote {args.json}", file=out)
+    if args.html:
+        page = result.to_html(title=f"Model comparison: {args.data}", features=args.features)
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(page)
+        print(f"wrote {args.html}", file=out)
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="skanchors", description="Anchors: IF-THEN rules that explain any classifier."
@@ -466,7 +583,19 @@ def build_parser():
 
     demo = sub.add_parser("demo", help="explain a model on the shipped demo data")
     common(demo)
-    demo.add_argument("--rows", type=_POSITIVE, default=5, help="passengers to explain")
+    demo.add_argument(
+        "--rows",
+        type=_POSITIVE,
+        default=None,
+        help="passengers to explain (default 5); with --compare, rows or messages explained "
+        "per model (default 100)",
+    )
+    demo.add_argument(
+        "--compare",
+        action="store_true",
+        help="model selection by explanations: two models per data set, one of which learned "
+        "a planted leak that accuracy on the validation split rewards",
+    )
     demo.set_defaults(func=cmd_demo, parser=demo)
 
     ex = sub.add_parser("explain", help="explain rows of a CSV with a saved sklearn model")
@@ -543,6 +672,45 @@ def build_parser():
     gl.add_argument("--html", help="write an HTML report with a bar chart per class")
     gl.add_argument("--verbose", type=_bounded(int, 0), default=0)
     gl.set_defaults(func=cmd_global, parser=gl)
+
+    cm = sub.add_parser(
+        "compare", help="compare saved models by what their anchors rely on (model selection)"
+    )
+    common(cm)
+    cm.add_argument(
+        "--model",
+        required=True,
+        action="append",
+        help="a model to compare, given once per model: joblib file of a fitted classifier (a "
+        "pickle, which can run code when loaded: load only files you trust) or, with "
+        "--text-column, a Hugging Face model path/name",
+    )
+    cm.add_argument("--data", required=True, help="CSV/TSV with the rows or documents to explain")
+    cm.add_argument(
+        "--text-column", help="compare text classifiers on this column of documents of --data"
+    )
+    cm.add_argument("--label", help="column of true labels: reports each model's accuracy")
+    cm.add_argument("--reference", help="tables: CSV/TSV of reference data (default: --data)")
+    cm.add_argument("--drop", nargs="*", help="tables: columns to drop (e.g. ids)")
+    cm.add_argument(
+        "--features",
+        nargs="+",
+        help="columns (or words) to report each model's reliance on",
+    )
+    cm.add_argument(
+        "--n-rows", type=_POSITIVE, default=200, help="rows explained, at random (default 200)"
+    )
+    cm.add_argument("-k", type=_POSITIVE, default=10, help="top features per class")
+    cm.add_argument(
+        "--show-disagreements",
+        type=_bounded(int, 0),
+        default=5,
+        help="rows predicted differently to print with each model's anchor (default 5; the "
+        "JSON and HTML files hold all that were explained)",
+    )
+    cm.add_argument("--json", help="write the comparison as JSON to this file")
+    cm.add_argument("--html", help="write a self-contained HTML report to this file")
+    cm.set_defaults(func=cmd_compare, parser=cm)
     return parser
 
 
