@@ -80,9 +80,8 @@ Audit of the filtered occurrences (``G_pr``'s totals).
     ``G_pr`` (and the adaptive threshold) divides by the totals ``sum_w A+(w, c)`` and ``sum_w
     A-(w, c)``, and the words that filtering stops testing are mostly non-anchors: counting only
     tested occurrences shrinks ``sum A-`` far more than ``sum A+`` and so weighs every word's
-    ``A-`` more (with the optimistic filter on the movie reviews the ratio of the totals went
-    from 0.5 to 0.95, and AOPC@20 lost about 10 % against the unfiltered run, because frequent
-    words with many non-anchor occurrences fell out of the top-k). So a random 10 %
+    ``A-`` more, and frequent words with many non-anchor occurrences fall out of the top-k
+    (:doc:`/performance` has the measure). So a random 10 %
     (``_AUDIT_SHARE``) of the occurrences that filtering skips are tested all the same; each
     audited result counts once in the word's counts and ``1 / 0.1`` times in the totals
     (Horvitz-Thompson), which are then unbiased estimates of the totals without filtering
@@ -113,9 +112,8 @@ Adaptive threshold (eq. 11).
         ``tau~``. This is the literal reading, and it costs quality as the seed reports: the
         current leaders of a class are counted as anchors more often (their ``A+`` and
         ``sum A+`` grow), and tokens whose precision lies between ``tau~`` and ``tau`` -- about
-        decided at ``tau`` -- now sit near the threshold and need more samples. On the
-        benchmark's movie reviews it predicted more rows than no adaptive threshold at all
-        (:doc:`/performance`).
+        decided at ``tau`` -- now sit near the threshold and need more samples, which can cost
+        more rows than no adaptive threshold at all (:doc:`/performance`).
 Batches and determinism.
     Documents are processed in batches of ``batch_size`` in descending model confidence. Every
     decision within a batch (which tokens to test, their thresholds) depends only on the state
@@ -214,8 +212,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     sample_size : int >= 1, default=32
         Perturbations per token and sampling round (the pool has ``sample_size / keep_proba``).
         With ``delta=0.1`` a token whose samples all keep the class is decided after 22 of
-        them, so about 32 per round decide most tokens in the first round; on the movie
-        reviews 100 predicted 2.7 times the rows of 32 for the same AOPC@20 up to noise.
+        them, so about 32 per round decide most tokens in the first round; larger rounds
+        predict more rows for the same top words (:doc:`/performance`).
     vocabulary : WordFilter or None, default=None
         Which words are tested and ranked: :class:`WordFilter` (``None``: ``WordFilter()``):
         its ``stop_words`` ("english": scikit-learn's list) and words with fewer than
