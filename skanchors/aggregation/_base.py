@@ -33,6 +33,7 @@ from .._base import N_JOBS, ExplainsFittedModel, outside_stacklevel
 from .._moved import carry
 from .._validation import check_model, check_params
 from ..models import as_probability_model
+from ..samplers._protocol import check_sampler, is_fitted
 from ..samplers.text import check_documents, tokenize
 from . import _checkpoint
 from ._options import AopcScorer, WordFilter
@@ -95,7 +96,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         params = self.get_params(deep=False)
         estimator = params.pop("estimator")
         sampler = params.pop("sampler")
-        if sampler is not None and not hasattr(sampler, "vocabulary_"):
+        if sampler is not None and not is_fitted(sampler):
             sampler = clone(sampler)
         params = {k: clone(v, safe=False) for k, v in params.items()}
         # (what old keywords set outside the parameters goes to the clone too)
@@ -277,16 +278,15 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     def _setup(self, docs):
         """Model, sampler, classes and an empty state; the subclass adds its own."""
-        from ..samplers._protocol import check_sampler
         from ..samplers.text import _default_sampler
 
         check_model(self.estimator, "estimator", type(self).__name__)
         self._stops = self._word_filter().stop_set()
         self.model_ = as_probability_model(self.estimator)
         sampler = _default_sampler() if self.sampler is None else check_sampler(self.sampler)
-        if not hasattr(sampler, "vocabulary_"):
+        if not is_fitted(sampler):
             sampler = clone(sampler).fit(docs)
-        elif hasattr(sampler, "_validate_params"):
+        else:
             sampler._validate_params()  # fitted, and used as it is
         self.sampler_ = sampler
         if self.model_.classes_ is None:

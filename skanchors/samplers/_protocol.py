@@ -104,6 +104,9 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
 from .._hashing import row_hash
 
 __all__ = [
@@ -382,6 +385,16 @@ class Sampler(ABC):
 
     hash_by_splits = _missing("hash_by_splits")
     fallback_instance = _missing("fallback_instance")
+
+
+def is_fitted(sampler):
+    """Whether ``sampler`` is fitted, by scikit-learn's convention (attributes that end in
+    ``_``, or ``__sklearn_is_fitted__``): a fitted sampler is used as it is, never refitted."""
+    try:
+        check_is_fitted(sampler)
+    except NotFittedError:
+        return False
+    return True
 
 
 def check_sampler(sampler, name="sampler"):
