@@ -18,7 +18,7 @@ from .explainer import AnchorExplainer, NoAnchorWarning
 from .hf import HFTextClassifier
 from .lime import LimeExplainer, LimeExplanation
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Anchor",
