@@ -49,6 +49,8 @@ class Suite:
     notes: list = field(default_factory=list)
 
 
+REDESIGN_BASE = "1c843ff"  # main before the redesign of issue 45
+REDESIGN_CELLS = "adult/rf,adult/gb,titanic/rf,titanic/gb,wide/gb,movies/lr"
 HONESTY_BASE = "e8095f3"  # the code before issue 44's precision fixes
 FAULTS_BASE = "e8095f3"
 LONG_BASE = "332870d"  # the code before issue 48's long-document changes
@@ -275,6 +277,24 @@ SUITES = {
         ],
         reports=["results_long_documents"],
         minutes="50",
+    ),
+    "redesign": Suite(
+        about=f"the redesign of issue 45 against the code before it ({REDESIGN_BASE}): CPU "
+        "seconds interleaved, rows and calls, same anchors; tables (the model given as itself "
+        "and as predict_proba) and text",
+        env="dev",
+        steps=[
+            ["revisions.py", REDESIGN_BASE, "--cells", REDESIGN_CELLS, "--given", "estimator"]
+            + ["--reps", "5", "--output", "bench/results_redesign_estimator"],
+            ["revisions.py", REDESIGN_BASE, "--cells", REDESIGN_CELLS, "--reps", "5"]
+            + ["--output", "bench/results_redesign_proba"],
+        ],
+        quick=[
+            ["revisions.py", "HEAD", "--cells", "titanic/gb,movies/lr", "--n-rows", "3"]
+            + ["--reps", "1", "--output", "{tmp}/redesign"],
+        ],
+        reports=["results_redesign_estimator", "results_redesign_proba"],
+        minutes="25",
     ),
     "honesty": Suite(
         about=f"what validating on samples drawn after the choice costs, text and tables, "
