@@ -92,7 +92,7 @@ class _BoostingProba(_CheckedProba):
                 columns = np.tile(np.arange(n_columns), n_stages)
                 try:
                     packed = _trees.complete(trees, columns, self.estimator.learning_rate)
-                except Exception:  # noqa: BLE001 (trees not as expected: scikit-learn's loop)
+                except AttributeError:  # trees of another layout: scikit-learn's own loop
                     packed = None
                 self._complete = False if packed is None else (found[2], packed)
         return self._complete or None
