@@ -7,6 +7,7 @@ features that need them.
 from . import _speed  # noqa: F401 (the speed layer plugs into skanchors.models)
 from ._bandit import KLLUCB, BatchSAR
 from ._explanation import Anchor, Predicate, RuleCheck
+from ._image_explanation import ImageAnchor, ImageLimeExplanation
 from ._pick import SubmodularPick, pick
 from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
 from .explainer import AnchorExplainer, NoAnchorWarning
@@ -22,6 +23,8 @@ __all__ = [
     "GlobalAnchorAggregator",
     "GlobalLimeAggregator",
     "HFTextClassifier",
+    "ImageAnchor",
+    "ImageLimeExplanation",
     "KLLUCB",
     "LimeExplainer",
     "LimeExplanation",

@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from ._images import is_images
 from ._stacklevel import outside_stacklevel
 from ._validation import check_params
 from .samplers.tabular import TabularSampler
@@ -98,7 +99,7 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
 
     def _make_sampler(self, X):
         """The sampler for ``X``: the user's, else the default for documents
-        (``samplers.text._default_sampler()``) or a table's."""
+        (``samplers.text._default_sampler()``), images (``ImageSampler()``) or a table's."""
         params = self._tabular_params()
         defaults = TabularSampler().get_params()
         tabular_defaults = all(
@@ -113,6 +114,16 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
                     "set them on the sampler and leave these at their defaults."
                 )
             return clone(self.sampler)
+        if is_images(X):
+            if not tabular_defaults:
+                raise ValueError(
+                    f"{names} apply to tabular data; X holds images. Leave them at their "
+                    "defaults, and set the segmentation and fill on "
+                    "sampler=ImageSampler(...)."
+                )
+            from .samplers.image import ImageSampler
+
+            return ImageSampler()
         if is_text(X):
             if not tabular_defaults:
                 raise ValueError(
@@ -136,7 +147,9 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         checked against ``feature_names_in_`` as scikit-learn's transformers check them), or
         the vocabulary for documents."""
         check_is_fitted(self, "sampler_")
-        if getattr(self.sampler_, "vocabulary_", None) is not None:
+        if getattr(self.sampler_, "vocabulary_", None) is not None or is_image_sampler(
+            self.sampler_
+        ):
             return self.sampler_.get_feature_names_out()
         return _check_feature_names_in(self, input_features)
 
@@ -247,6 +260,11 @@ def _check_reference_data(X):
         raise ValueError(
             "X is empty: fit needs reference data, the rows of a table or a list of documents."
         )
+
+
+def is_image_sampler(sampler):
+    """Whether a fitted sampler perturbs images."""
+    return getattr(sampler, "modality", None) == "image"
 
 
 def is_text(X):

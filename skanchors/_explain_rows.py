@@ -255,6 +255,9 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
         instance=row,
         perturbation=getattr(instance, "perturbation", None),
     )
+    wrap = getattr(instance, "wrap_explanation", None)
+    if wrap is not None:  # (images: the anchor with the segmentation)
+        anchor = wrap(anchor)
     if requests is not None:
         anchor._requests = requests  # counted by _explain_chunk once every search has ended
     return anchor

@@ -19,7 +19,7 @@ from .discretizers import format_value
 
 __all__ = ["Predicate", "Anchor", "RuleCheck"]
 
-_OPS = ("==", "<=", ">", "in", "isna", "contains")
+_OPS = ("==", "<=", ">", "in", "isna", "contains", "kept")
 
 
 def _scalar(value):
@@ -105,7 +105,8 @@ class Predicate:
     op : {"==", "<=", ">", "in", "isna", "contains"}
         ``"in"`` means the value lies in ``value``, a right-closed :class:`pandas.Interval`
         (a bin, ``23.0 < Age <= 28.0``: ``bounds="interval"``); ``"isna"`` means the value
-        is missing; ``"contains"`` is a text predicate (the word at ``position``).
+        is missing; ``"contains"`` is a text predicate (the word at ``position``);
+        ``"kept"`` an image's (superpixel ``feature`` shows the image's own pixels).
     value : object
         The compared value (``None`` for ``"isna"``; an interval for ``"in"``).
     position : int or None
@@ -149,6 +150,8 @@ class Predicate:
     def __str__(self):
         if self.op == "isna":
             return f"{self.name} is missing"
+        if self.op == "kept":
+            return f"superpixel {self.feature}"
         if self.op == "contains":
             # a document's word "AND" would read as the rule's own AND: quoted
             return f'"{self.value}"' if self.value in _RULE_WORDS else str(self.value)
@@ -185,6 +188,11 @@ class Predicate:
             # (a DataFrame was read column name by column name, a str letter by letter)
             docs = check_documents(X, "X", allow_wordless=True, allow_empty=True)
             return np.array([self.value in {t for t, _, _ in tokenize(d)} for d in docs], bool)
+        if self.op == "kept":
+            raise ValueError(
+                f"'{self}' is a superpixel of the explained image: it holds in perturbations "
+                "of that image only, and is not defined on other images or rows."
+            )
         col = self._column(X)
         if self.op == "isna":
             return col.isna().to_numpy()
@@ -627,6 +635,10 @@ class Anchor:
         """
         if not isinstance(data, dict):
             raise ValueError(f"data must be a dict from Anchor.to_dict, got {type(data).__name__}.")
+        if "segments" in data and cls is Anchor:  # an image's anchor
+            from ._image_explanation import ImageAnchor
+
+            return ImageAnchor.from_dict(data)
         what = "an anchor's to_dict output"
         _serial.check_version(data, "data", _FORMAT, "an anchor")
         _serial.check_keys(data, "data", _REQUIRED_KEYS, _OPTIONAL_KEYS, what)

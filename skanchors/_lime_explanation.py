@@ -226,6 +226,10 @@ class LimeExplanation:
         integers and ``wall_time`` a non-negative number; ``"version"``, when present, is 1;
         no key is unknown.
         """
+        if isinstance(data, dict) and "segments" in data and cls is LimeExplanation:
+            from ._image_explanation import ImageLimeExplanation  # an image's
+
+            return ImageLimeExplanation.from_dict(data)
         return cls(**_serial.lime_fields(data, _predicate))
 
     @classmethod

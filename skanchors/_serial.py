@@ -255,6 +255,10 @@ def predicate(data, where, ops):
                 f"{at} must be a right-closed interval for op 'in' ({{'interval': [low, "
                 f"high], 'closed': 'right'}}), got {shown(data.get('value'))}."
             )
+    elif op == "kept":
+        if value is not None:
+            raise ValueError(f"{at} must be null for op 'kept', got {shown(value)}.")
+        feature = count(data["feature"], f"{where}['feature']", what="a superpixel's label")
     elif op == "contains":
         value = text(value, at, empty=False)
         if feature != value:

@@ -22,6 +22,7 @@ from ._base import (
     BaseExplainer,
     _check_reference_data,
     check_model_columns,
+    is_image_sampler,
     n_workers,
     outside_stacklevel,
     row_seed,
@@ -608,7 +609,10 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         """``beam_size``, with "auto" resolved for the data the explainer was fitted on."""
         if self.beam_size != "auto":
             return int(self.beam_size)
-        return 2 if getattr(self.sampler_, "vocabulary_", None) is not None else 10
+        wide = getattr(self.sampler_, "vocabulary_", None) is None and not is_image_sampler(
+            self.sampler_
+        )
+        return 10 if wide else 2
 
     def _search_params(self):
         """The parameters a search depends on, hashable, for the cache of searches (see
@@ -645,8 +649,13 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             vocabulary learned in :meth:`fit` (:meth:`get_feature_names_out`), and anchor words
             outside it are left out, as :class:`~sklearn.feature_extraction.text.CountVectorizer`
             does with unknown words.
+        Xt : ndarray of shape (n_images, H * W), int, for images
+            1 where the pixel (row by row) lies in the anchor's superpixels
+            (``anchor.mask.ravel()``).
         """
         anchors = self.explain(X)
+        if is_image_sampler(self.sampler_):
+            return np.stack([a.mask.ravel() for a in anchors]).astype(np.int64)
         vocabulary = getattr(self.sampler_, "vocabulary_", None)
         if vocabulary is not None:
             from scipy import sparse
@@ -693,6 +702,12 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         """
         check_is_fitted(self, "sampler_")
         self._validate_params()
+        if is_image_sampler(self.sampler_):
+            raise ValueError(
+                "score checks anchors on held-out rows they cover; an image anchor names "
+                "superpixels of its own image, and coverage across images is undefined. Use "
+                "perturbation_precision to check image anchors."
+            )
         model_input = self.sampler_.to_model_input(X)
         candidates = np.arange(len(model_input))
         if getattr(self.sampler_, "vocabulary_", None) is not None:

@@ -43,6 +43,7 @@ from ._base import (
     BaseExplainer,
     _check_reference_data,
     check_model_columns,
+    is_image_sampler,
     n_workers,
     outside_stacklevel,
     row_seed,
@@ -299,12 +300,13 @@ class LimeExplainer(BaseExplainer):
         return self
 
     def _check_sampling(self):
-        if _is_text_sampler(self.sampler_):
+        image = is_image_sampler(self.sampler_)
+        if _is_text_sampler(self.sampler_) or image:
             if self.sampling == "joint":
+                what = "images, whose superpixels are" if image else "documents, whose words are"
                 raise ValueError(
-                    "sampling='joint' draws whole reference rows of a table; X holds documents, "
-                    "whose words are always kept or replaced independently. Leave sampling at "
-                    "'independent'."
+                    f"sampling='joint' draws whole reference rows of a table; X holds {what} "
+                    "always kept or replaced independently. Leave sampling at 'independent'."
                 )
         elif self.sampling == "independent" and not isinstance(self.sampler_, TabularSampler):
             raise ValueError(
@@ -386,7 +388,10 @@ class LimeExplainer(BaseExplainer):
             feature_selection=self.feature_selection,
             kernel_width=self.kernel_width,
             text=_is_text_sampler(self.sampler_),
-            independent=self.sampling == "independent" and not _is_text_sampler(self.sampler_),
+            image=is_image_sampler(self.sampler_),
+            independent=self.sampling == "independent"
+            and not _is_text_sampler(self.sampler_)
+            and not is_image_sampler(self.sampler_),
         )
         n_jobs = self.n_jobs
         if n_jobs is None or n_jobs == 1 or len(rows) == 1:
@@ -430,8 +435,17 @@ class LimeExplainer(BaseExplainer):
             Weight of each word, summed over its positions in the document; the columns are
             the reference vocabulary (:meth:`get_feature_names_out`); words outside it are
             left out, as :class:`~sklearn.feature_extraction.text.CountVectorizer` does.
+        Xt : ndarray of shape (n_images, H * W), float, for images
+            Weight of the superpixel each pixel (row by row) lies in.
         """
         explanations = self.explain(X)
+        if is_image_sampler(self.sampler_):
+            out = []
+            for e in explanations:
+                weight = np.zeros(len(e.features))
+                weight[list(e.selected)] = np.asarray(e.weights)[list(e.selected)]
+                out.append(weight[e.segments].ravel())
+            return np.stack(out)
         vocabulary = getattr(self.sampler_, "vocabulary_", None)
         if vocabulary is not None:
             from scipy import sparse

@@ -8,6 +8,7 @@ A sampler is fitted on reference data (``fit``), validates and splits the inputs
 from .tabular import TabularInstance, TabularSampler
 
 __all__ = ["TabularInstance", "TabularSampler"]
+from .image import ImageInstance, ImageSampler  # noqa: E402
 from .masked_lm import MaskedLMInstance, MaskedLMSampler  # noqa: E402
 from .text import (  # noqa: E402
     CorpusInstance,
@@ -21,6 +22,8 @@ from .text import (  # noqa: E402
 __all__ += [
     "CorpusInstance",
     "CorpusSampler",
+    "ImageInstance",
+    "ImageSampler",
     "MaskedLMInstance",
     "MaskedLMSampler",
     "TextInstance",
