@@ -12,6 +12,7 @@ from ._pick import SubmodularPick, pick
 from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
 from .explainer import AnchorExplainer, NoAnchorWarning
 from .hf import HFTextClassifier
+from .hf_image import HFImageClassifier
 from .lime import LimeExplainer, LimeExplanation
 
 __version__ = "0.1.0"
@@ -22,6 +23,7 @@ __all__ = [
     "BatchSAR",
     "GlobalAnchorAggregator",
     "GlobalLimeAggregator",
+    "HFImageClassifier",
     "HFTextClassifier",
     "ImageAnchor",
     "ImageLimeExplanation",

@@ -107,6 +107,13 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         )
         *first, last = params
         names = f"{', '.join(first)} and {last}"
+        model = getattr(self.estimator, "__self__", self.estimator)
+        if getattr(model, "input_modality", None) == "image" and not is_images(X):
+            what = "text" if is_text(X) else "a table"
+            raise ValueError(
+                f"X must be images (an array of shape (n, H, W) or (n, H, W, C)) for the "
+                f"estimator, an image classifier ({type(model).__name__}); got {what}."
+            )
         if self.sampler is not None:
             if not tabular_defaults:
                 raise ValueError(
