@@ -196,6 +196,11 @@ def cmd_demo(args, out=None):
     # The explainer makes many small model calls; OpenMP thread start-up in each of them can
     # cost more than the prediction itself (histogram gradient boosting on a few rows).
     with threadpool_limits(limits=1):
+        if getattr(args, "images", False):
+            from ._image_demo import demo_images
+
+            demo_images(args, out)
+            return 0
         demo_tabular(args, out)
         demo_text(args, out)
     return 0
@@ -467,6 +472,11 @@ def build_parser():
     demo = sub.add_parser("demo", help="explain a model on the shipped demo data")
     common(demo)
     demo.add_argument("--rows", type=_POSITIVE, default=5, help="passengers to explain")
+    demo.add_argument(
+        "--images",
+        action="store_true",
+        help="explain faces instead: a model that learned a bright corner (needs the image extra)",
+    )
     demo.set_defaults(func=cmd_demo, parser=demo)
 
     ex = sub.add_parser("explain", help="explain rows of a CSV with a saved sklearn model")
