@@ -79,7 +79,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         candidates of a round.
     beam_size : int >= 1 or "auto", default="auto"
         Number of candidates carried to the next round of the beam search. ``"auto"``: 10 for
-        tables (as in the Anchors paper's experiments) and 2 for documents. The beam keeps
+        tables (as in the Anchors paper's experiments), 2 for documents and 1 for images
+        (superpixels outside the few that hold the prediction are alike in precision, and
+        telling the runner-up among them apart took most of the samples). The beam keeps
         the most precise candidates, which tend to be narrow: a wide beam keeps the broad
         ones that become anchors a predicate later, and on reference rows (``perturbation``)
         it costs few predictions, since one reference row serves every rule it satisfies. A
@@ -609,10 +611,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         """``beam_size``, with "auto" resolved for the data the explainer was fitted on."""
         if self.beam_size != "auto":
             return int(self.beam_size)
-        wide = getattr(self.sampler_, "vocabulary_", None) is None and not is_image_sampler(
-            self.sampler_
-        )
-        return 10 if wide else 2
+        if is_image_sampler(self.sampler_):
+            return 1
+        return 2 if getattr(self.sampler_, "vocabulary_", None) is not None else 10
 
     def _search_params(self):
         """The parameters a search depends on, hashable, for the cache of searches (see

@@ -347,10 +347,10 @@ class ImageInstance:
         if reference is None:
             out = np.where(kept, self._pixels[None], self._fill[None])
         else:
-            source = np.maximum(keys.max(axis=1, initial=-1), 0) if len(keys) else keys[:, 0]
-            fills = reference[source]
-            fills = fills if fills.ndim == 4 else fills[..., None]
-            out = np.where(kept, self._pixels[None], _as_dtype(fills, self.image.dtype))
+            source = np.maximum(keys.max(axis=1, initial=-1), 0)
+            out = _as_dtype(reference[source], self.image.dtype)
+            out = out if out.ndim == 4 else out[..., None]
+            np.copyto(out, self._pixels[None], where=kept)
         return out if self.image.ndim == 3 else out[..., 0]
 
     def coverage(self, anchors):
@@ -371,7 +371,10 @@ class ImageInstance:
 
 def _as_dtype(values, dtype):
     """Float pixels in the image's dtype (integers rounded and clipped to the dtype)."""
+    values = np.asarray(values)
+    if values.dtype == dtype:
+        return values
     if np.dtype(dtype).kind in "iu":
         info = np.iinfo(dtype)
         return np.clip(np.rint(values), info.min, info.max).astype(dtype)
-    return np.asarray(values).astype(dtype, copy=False)
+    return values.astype(dtype)
