@@ -32,8 +32,9 @@ _TABULAR_WIDTH_FACTOR = 0.75 * math.sqrt(2.0)
 _TEXT_WIDTH = 25.0 * math.sqrt(2.0)
 # ... and 0.25 for images, whose distance is the cosine distance itself.
 _IMAGE_WIDTH = 0.25 * math.sqrt(2.0)
-# Pixel values (H * W * C per image) decoded per model call for images.
-_MAX_PIXELS_PER_CALL = 1 << 25
+# Pixel values (H * W * C per image) decoded per model call for images (16 MB of float32:
+# a larger batch of images ran slower per image through a memory-bound model).
+_MAX_PIXELS_PER_CALL = 1 << 22
 
 
 def _components(instance):

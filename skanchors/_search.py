@@ -27,6 +27,9 @@ modality, through four members:
     of many predicates then keeps one bit per predicate and sample and the generator's state
     before each draw, and draws a sample again when its keys are asked for
     (:class:`skanchors._wide.PackedMasks`).
+``wrap_explanation(explanation)`` (optional)
+    Turns the :class:`~skanchors.Anchor` or :class:`~skanchors.LimeExplanation` made for the
+    instance into the modality's own (images: with the segmentation, for masks and pictures).
 ``predicate_groups`` (optional)
     An integer per predicate; the predicates of a group are nested sets (tabular: the bounds
     on one side of a feature, ``age <= 28`` inside ``age <= 36``). A rule is extended by a

@@ -148,7 +148,10 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         The perturbation distribution. ``None``: a
         :class:`~skanchors.samplers.TabularSampler` built from these parameters for tables,
         ``UnkSampler()`` for documents (words outside the rule become ``"UNK"``; the global
-        aggregators' default too). Pass :class:`~skanchors.samplers.CorpusSampler`,
+        aggregators' default too), ``ImageSampler()`` for images (an array (n, H, W) or
+        (n, H, W, C): superpixels kept or filled with their mean colour; see
+        :class:`~skanchors.samplers.ImageSampler` for other segmentations and fills). Pass
+        :class:`~skanchors.samplers.CorpusSampler`,
         :class:`~skanchors.samplers.MaskedLMSampler` or ``UnkSampler(token=None)`` to
         perturb text otherwise, or your own (see :class:`~skanchors.samplers.TabularSampler`
         for the protocol). When given, ``discretizer``, ``categorical_features``,

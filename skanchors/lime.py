@@ -7,7 +7,9 @@ explain the same things and share the samplers:
 
 - tables: one interpretable feature per column, "the value is in ``x``'s bin" (the conjunction
   of the column's predicates, e.g. ``28.0 < Age <= 37.0`` or ``Sex = female``);
-- documents: one interpretable feature per word position, "the word is kept".
+- documents: one interpretable feature per word position, "the word is kept";
+- images: one interpretable feature per superpixel, "the superpixel is kept" (the cosine
+  distance and LIME's image kernel width, 0.25).
 
 Algorithm 1 of the paper, as the LIME package implements it:
 
@@ -111,10 +113,12 @@ class LimeExplainer(BaseExplainer):
         Width ``sigma`` of the kernel ``exp(-D^2 / sigma^2)`` (the paper's). ``None``: the
         LIME package's default kernel, ``sqrt(exp(-D^2 / w^2))`` with ``w = 0.75 * sqrt(d')``
         for tables (``d'`` = number of interpretable features, ``D`` = euclidean distance
-        between binary vectors) and ``w = 25`` for text (``D`` = cosine distance times 100):
-        the same weights as ``sigma = w * sqrt(2)``, which the explanation reports. A width
-        that leaves every perturbation differing from the instance a weight of 0 is refused
-        at :meth:`explain` (the surrogate would be fitted to the instance alone).
+        between binary vectors), ``w = 25`` for text (``D`` = cosine distance times 100) and
+        ``w = 0.25`` for images (``D`` = cosine distance, as the LIME package's image
+        explainer has it): the same weights as ``sigma = w * sqrt(2)``, which the explanation
+        reports. A width that leaves every perturbation differing from the instance a weight
+        of 0 is refused at :meth:`explain` (the surrogate would be fitted to the instance
+        alone).
     sampling : {"independent", "joint"}, default="independent"
         How a table's perturbations are drawn. ``"independent"`` (LIME's): each column takes
         the value of a reference row drawn for it alone, so a numeric column falls in a bin
@@ -129,7 +133,8 @@ class LimeExplainer(BaseExplainer):
         effects (weight moves to a column correlated with the one the model uses). Use it
         when the model must not be judged on combinations of values the data never show, for
         example to audit a model that might behave differently on them (see Notes).
-        Documents: words are always kept or replaced independently; ``"joint"`` is refused.
+        Documents and images: words and superpixels are always kept or replaced
+        independently; ``"joint"`` is refused.
     discretizer : {"quartile", "decile"} or transformer, default="quartile"
         Binning of numeric features (see :mod:`skanchors.discretizers`); the interpretable
         feature of a numeric column is "in the instance's bin".

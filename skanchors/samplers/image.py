@@ -342,10 +342,13 @@ class ImageInstance:
         keys = np.asarray(keys)
         if keys.ndim != 2 or keys.shape[1] != self.n_predicates:
             raise ValueError(f"keys must have shape (n, {self.n_predicates}), got {keys.shape}.")
-        kept = (keys < 0)[:, self.segments][..., None]  # (m, H, W, 1)
+        keys = np.ascontiguousarray(keys)  # (the layout of the images built from it)
+        kept = np.ascontiguousarray((keys < 0)[:, self.segments])[..., None]  # (m, H, W, 1)
         reference = self.parent._reference
         if reference is None:
-            out = np.where(kept, self._pixels[None], self._fill[None])
+            out = np.empty((len(keys), *self._pixels.shape), dtype=self.image.dtype)
+            out[...] = self._fill
+            np.copyto(out, self._pixels[None], where=kept)
         else:
             source = np.maximum(keys.max(axis=1, initial=-1), 0)
             out = _as_dtype(reference[source], self.image.dtype)
