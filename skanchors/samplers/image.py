@@ -235,7 +235,8 @@ class ImageSampler(BaseEstimator):
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_segments"] = {}  # (a cache: workers and pickles start without it)
+        state["_segments"] = {}  # (caches: workers and pickles start without them)
+        state.pop("_reference_as", None)
         return state
 
 
@@ -342,19 +343,38 @@ class ImageInstance:
         keys = np.asarray(keys)
         if keys.ndim != 2 or keys.shape[1] != self.n_predicates:
             raise ValueError(f"keys must have shape (n, {self.n_predicates}), got {keys.shape}.")
-        keys = np.ascontiguousarray(keys)  # (the layout of the images built from it)
-        kept = np.ascontiguousarray((keys < 0)[:, self.segments])[..., None]  # (m, H, W, 1)
+        # Whole pixels are chosen at once, as records of C values (one np.where over
+        # (m, H, W) cells, not (m, H, W, C) ones).
+        kept = np.ascontiguousarray(np.ascontiguousarray(keys < 0)[:, self.segments])
         reference = self.parent._reference
         if reference is None:
-            out = np.empty((len(keys), *self._pixels.shape), dtype=self.image.dtype)
-            out[...] = self._fill
-            np.copyto(out, self._pixels[None], where=kept)
+            out = np.where(kept, self._records(self._pixels)[None], self._records(self._fill)[None])
         else:
             source = np.maximum(keys.max(axis=1, initial=-1), 0)
-            out = _as_dtype(reference[source], self.image.dtype)
-            out = out if out.ndim == 4 else out[..., None]
-            np.copyto(out, self._pixels[None], where=kept)
+            out = np.where(
+                kept, self._records(self._pixels)[None], self._reference_records()[source]
+            )
+        out = np.ascontiguousarray(out)[..., None].view(self.image.dtype)  # (m, H, W, C)
         return out if self.image.ndim == 3 else out[..., 0]
+
+    @staticmethod
+    def _records(pixels):
+        """An image (H, W, C) as an (H, W) array of pixels, each one record of C values."""
+        pixels = np.ascontiguousarray(pixels)
+        record = np.dtype((np.void, pixels.shape[2] * pixels.dtype.itemsize))
+        return pixels.view(record)[..., 0]
+
+    def _reference_records(self):
+        """The reference images in the image's dtype, as records (kept per dtype)."""
+        parent, dtype = self.parent, self.image.dtype
+        cache = parent.__dict__.setdefault("_reference_as", {})
+        found = cache.get(dtype.str)
+        if found is None:
+            images = _as_dtype(parent._reference, dtype)
+            images = images if images.ndim == 4 else images[..., None]
+            record = np.dtype((np.void, images.shape[3] * images.dtype.itemsize))
+            found = cache[dtype.str] = np.ascontiguousarray(images).view(record)[..., 0]
+        return found
 
     def coverage(self, anchors):
         """Coverage under the perturbation distribution: ``keep_proba ** len(anchor)``."""
