@@ -205,6 +205,17 @@ def run_lime(model, reference, images, seg, n_samples):
     return rows
 
 
+def _rounded(value):
+    """Floats to 4 significant digits, for a small JSON file."""
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    return value
+
+
 def summary(rows, packages, keys):
     out = {}
     for p in packages:
@@ -258,7 +269,8 @@ def main(argv=None):
     results["versions"] = {**versions(), "scikit-image": skimage.__version__}
     results["machine"] = machine()
     results["date"] = time.strftime("%Y-%m-%d", time.gmtime())
-    Path(args.output + ".json").write_text(json.dumps(results, indent=1, default=float) + "\n")
+    text = json.dumps(_rounded(results), separators=(",", ":"), default=float)
+    Path(args.output + ".json").write_text(text + "\n")
     write_report(results, args.output + ".md", " ".join(sys.argv[1:]))
     print(Path(args.output + ".md").read_text())
 

@@ -351,8 +351,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Raw reference data, in the form the model consumes.
+        X : DataFrame or array-like of shape (n_samples, n_features), list of str, or images
+            Raw reference data, in the form the model consumes: a table, documents, or images
+            (an array (n, H, W) or (n, H, W, C); see the user guide's "Images").
         y : None
             Ignored.
 
@@ -469,8 +470,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_rows, n_features)
-            Rows to explain, with the reference data's columns.
+        X : DataFrame or array-like of shape (n_rows, n_features), list of str, or images
+            Rows to explain, with the reference data's columns; or documents; or images in
+            the reference images' layout (an :class:`~skanchors.ImageAnchor` each).
         y : array-like of shape (n_rows,), default=None
             Class to anchor for each row; by default the model's prediction. Anchoring another
             class answers "what would make the model predict y?" and often has no anchor.

@@ -278,8 +278,9 @@ class LimeExplainer(BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame, array-like of shape (n_samples, n_features), or list of str
-            Raw reference data, in the form the model consumes.
+        X : DataFrame, array-like of shape (n_samples, n_features), list of str, or images
+            Raw reference data, in the form the model consumes (images: an array (n, H, W) or
+            (n, H, W, C)).
         y : None
             Ignored.
 
@@ -369,8 +370,9 @@ class LimeExplainer(BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame, array-like of shape (n_rows, n_features), or list of str
-            Rows to explain, with the reference data's columns; or documents.
+        X : DataFrame, array-like of shape (n_rows, n_features), list of str, or images
+            Rows to explain, with the reference data's columns; or documents; or images (an
+            :class:`~skanchors.ImageLimeExplanation` each).
         y : array-like of shape (n_rows,), default=None
             Class whose probability is explained for each row; by default ``target_class``,
             else the model's prediction.

@@ -120,8 +120,24 @@ def test_lime_top_superpixel_lies_on_the_patch():
     assert Xt.shape == (1, H * W)
     assert Xt[0].reshape(H, W)[PATCH].max() == pytest.approx(e.as_list()[0][1])
     assert explainer.get_feature_names_out()[:2].tolist() == ["pixel_0_0", "pixel_0_1"]
-    # duplicate perturbations are predicted once (11 superpixels, 501 draws)
-    assert e.n_rows_predicted <= 501
+
+
+def test_lime_predicts_each_distinct_perturbation_once():
+    def halves(image):  # two superpixels: 4 distinct perturbations
+        return (np.arange(image.shape[1])[None, :] >= 16).repeat(image.shape[0], axis=0)
+
+    seen = []
+
+    def model(X):
+        seen.append(len(X))
+        return planted(X)
+
+    sampler = ImageSampler(segmentation=halves)
+    e = LimeExplainer(model, sampler=sampler, n_samples=500, random_state=0).fit(REFERENCE)
+    e = e.explain(IMAGE)[0]
+    assert e.n_samples == 500 and e.n_rows_predicted == 4 and seen[-1] == 4
+    # the patch lies in the right half (superpixel 1): its weight carries the prediction
+    assert e.top_superpixels(1) == [1] and e.weights[1] > 0.9
 
 
 def test_grey_images_and_integer_pixels_keep_their_layout():
