@@ -372,3 +372,14 @@ def test_no_anchor_warns_for_an_image():
     assert anchor.superpixels[0] in (0, 15)
     full = AnchorExplainer(corners, sampler=sampler, random_state=0).fit(REFERENCE)
     assert full.explain(IMAGE)[0].superpixels == [0, 15]
+
+
+def test_missing_scikit_image_is_said_at_fit(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "skimage", None)
+    with pytest.raises(ImportError, match=r"pip install 'skanchors\[image\]'"):
+        AnchorExplainer(planted).fit(REFERENCE)
+    # a callable segmentation needs no scikit-image
+    explainer = AnchorExplainer(planted, sampler=ImageSampler(segmentation=grid), random_state=0)
+    assert explainer.fit(REFERENCE).explain(IMAGE)[0].superpixels == [6]
