@@ -27,7 +27,6 @@ import hashlib
 from numbers import Real
 
 import numpy as np
-from scipy import ndimage
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -304,6 +303,8 @@ class ImageInstance:
             )
             out = means[self.segments]
         elif _is_str(fill, "blur"):
+            from scipy import ndimage
+
             sigma = min(x.shape[:2]) / 10.0
             out = np.stack(
                 [ndimage.gaussian_filter(x[:, :, c], sigma) for c in range(channels)], axis=2
