@@ -224,6 +224,11 @@ def test_segmentation_errors_name_the_argument():
         bad.instance(IMAGE[0])
     with pytest.raises(ValueError, match="fill must be one finite number or one per channel"):
         ImageSampler(fill=(1.0, 0.0)).fit(REFERENCE)
+    # settings changed after fit apply to the next image (segmentations are kept per setting)
+    sampler = ImageSampler(segmentation=grid).fit(REFERENCE)
+    assert sampler.instance(IMAGE[0]).n_predicates == 16
+    sampler.set_params(segmentation=functools.partial(grid, step=16))
+    assert sampler.instance(IMAGE[0]).n_predicates == 4
 
 
 # ------------------------------------------------------------------------- errors

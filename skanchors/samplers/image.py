@@ -218,8 +218,11 @@ class ImageSampler(BaseEstimator):
     def segments_of(self, image):
         """The superpixels of ``image`` (H, W[, C]): labels 0 to k - 1 (kept for the
         sampler's last images: an image's instance is asked for more than once)."""
+        # (keyed by the settings too: set_params may change them after fit)
+        settings = f"{self.segmentation!r}\0{self.segmentation_params!r}\0"
         key = hashlib.blake2b(
-            f"{image.dtype.str}{image.shape}".encode() + np.ascontiguousarray(image).tobytes(),
+            f"{settings}{image.dtype.str}{image.shape}".encode()
+            + np.ascontiguousarray(image).tobytes(),
             digest_size=16,
         ).digest()
         cache = self.__dict__.setdefault("_segments", {})
