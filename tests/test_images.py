@@ -388,3 +388,17 @@ def test_missing_scikit_image_is_said_at_fit(monkeypatch):
     # a callable segmentation needs no scikit-image
     explainer = AnchorExplainer(planted, sampler=ImageSampler(segmentation=grid), random_state=0)
     assert explainer.fit(REFERENCE).explain(IMAGE)[0].superpixels == [6]
+
+
+@pytest.mark.parametrize("fill", ["mean", "reference"])
+def test_many_superpixels_kept_as_bits(fill):
+    # 64 superpixels: the search keeps its samples as bits and draws them again for the
+    # examples. The patch is 4 of them; the model needs 3 (contrast 3/4 of the full one)
+    sampler = ImageSampler(segmentation=functools.partial(grid, step=4), fill=fill)
+    explainer = AnchorExplainer(planted, sampler=sampler, random_state=0).fit(REFERENCE)
+    anchor = explainer.explain(IMAGE)[0]
+    assert anchor.is_anchor and len(anchor.superpixels) == 3
+    assert set(anchor.superpixels) <= {20, 21, 28, 29}
+    hold = np.asarray(anchor.examples_hold)
+    assert hold.shape[1:] == (H, W, 3) and planted(hold)[:, 1].all()
+    assert explainer.perturbation_precision(anchor, 1000, random_state=0) >= 0.95
