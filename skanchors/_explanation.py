@@ -102,7 +102,7 @@ class Predicate:
     ----------
     feature : str or int
         Column name (DataFrames) or column index (arrays); for text, the word.
-    op : {"==", "<=", ">", "in", "isna", "contains"}
+    op : {"==", "<=", ">", "in", "isna", "contains", "kept"}
         ``"in"`` means the value lies in ``value``, a right-closed :class:`pandas.Interval`
         (a bin, ``23.0 < Age <= 28.0``: ``bounds="interval"``); ``"isna"`` means the value
         is missing; ``"contains"`` is a text predicate (the word at ``position``);
