@@ -133,3 +133,58 @@ def fmt(v, spec=".3g"):
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     return format(v, spec)
+
+
+# The options of skanchors' TabularSampler, which configurations may name among the explainer's
+# (``perturbation=replace,beam_size=2``): they go to the sampler, where the explainer takes them.
+SAMPLER_OPTIONS = ("discretizer", "categorical_features", "perturbation", "bounds")
+
+
+def with_sampler(params):
+    """``params`` for ``skanchors.AnchorExplainer``, with the sampler's options given as
+    ``sampler=TabularSampler(...)`` (the explainer's keywords for them are deprecated)."""
+    from skanchors.samplers import TabularSampler
+
+    params = dict(params)
+    options = {k: params.pop(k) for k in SAMPLER_OPTIONS if k in params}
+    if options:
+        if params.get("sampler") is not None:
+            raise ValueError(f"{sorted(options)} and a sampler: set them on the sampler")
+        params["sampler"] = TabularSampler(**options)
+    return params
+
+
+# The global anchor aggregator's configurations are written with its flat options (the seed's
+# names); they go to the objects that hold them now.
+_WORD_OPTIONS = {
+    "stop_words": "stop_words",
+    "min_count": "min_count",
+    "lowercase": "lowercase",
+    "candidate_filtering": "filtering",
+}
+_SCHEDULE_OPTIONS = {"omega": "omega", "min_threshold": "minimum"}
+
+
+def global_anchor_aggregator(model, **params):
+    """``skanchors.GlobalAnchorAggregator(model, ...)`` from a configuration in the flat
+    options (``adaptive_threshold``, ``candidate_filtering``, ``min_count``, ``shared_pool``,
+    ...): a ``WordFilter``, an ``AdaptiveThreshold`` and the naive test's private switch."""
+    from skanchors import GlobalAnchorAggregator
+    from skanchors.aggregation import AdaptiveThreshold, WordFilter
+
+    params = dict(params)
+    words = {new: params.pop(old) for old, new in _WORD_OPTIONS.items() if old in params}
+    schedule = {new: params.pop(old) for old, new in _SCHEDULE_OPTIONS.items() if old in params}
+    adaptive = params.pop("adaptive_threshold", True)
+    if isinstance(adaptive, str):
+        schedule["mode"] = adaptive
+    elif not adaptive:
+        schedule["omega"] = 0.0
+    shared_pool = params.pop("shared_pool", True)
+    if words:
+        params["vocabulary"] = WordFilter(**words)
+    if schedule:
+        params["threshold"] = AdaptiveThreshold(params.pop("threshold", 0.95), **schedule)
+    agg = GlobalAnchorAggregator(model, **params)
+    agg._shared_pool = bool(shared_pool)  # the naive per-token test: an internal
+    return agg

@@ -415,6 +415,8 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     installed: a forest's trees are traversed by scikit-learn's code, the search's stream
     blocks, stratum counts and bounds are numpy and plain floats, and the prediction cache is
     dictionaries, as with ``SKANCHORS_NUMBA=0``."""
+    from _common import with_sampler
+
     from skanchors import AnchorExplainer, _cache, _stratified, _trees
     from skanchors.samplers import _tabular_kernels as tabular_sampler
 
@@ -422,6 +424,9 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     # authors' package search, which these reports compare against (not the default "auto")
     kwargs = {"beam_size": beam_size} if beam_size is not None else {}
     kwargs = {"perturbation": "replace", **kwargs, **options}
+    kwargs = with_sampler({"categorical_features": data["categorical"], **kwargs})
+    # this explainer's cache only (skanchors.set_config would size every explainer's)
+    cache_size = kwargs.pop("cache_size", None)
     t0 = time.perf_counter()
     explainer = AnchorExplainer(
         model.predict_proba if as_callable else model.model,
@@ -429,10 +434,11 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
         delta=DELTA,
         epsilon=EPSILON,
         batch_size=BATCH_SIZE,
-        categorical_features=data["categorical"],
         random_state=seed,
         **kwargs,
     )
+    if cache_size is not None:
+        explainer._own_cache_size = cache_size
     kernels = _trees._KERNELS, _cache._TABLE_KERNELS
     if not compiled:
         # read once, by fit (the trees; the cache's table): this explainer keeps to it

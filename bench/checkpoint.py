@@ -49,13 +49,15 @@ def model(texts):
 
 def _aggregator(kind, path=None):
     from skanchors import GlobalAnchorAggregator, GlobalLimeAggregator
+    from skanchors.aggregation import WordFilter
 
+    words = WordFilter(min_count=1)
     if kind == "anchor":
         return GlobalAnchorAggregator(
-            model, k=3, min_count=1, batch_size=5, random_state=0, checkpoint=path
+            model, k=3, vocabulary=words, batch_size=5, random_state=0, checkpoint=path
         )
     return GlobalLimeAggregator(
-        model, k=3, min_count=1, n_samples=50, batch_size=5, random_state=0, checkpoint=path
+        model, k=3, vocabulary=words, n_samples=50, batch_size=5, random_state=0, checkpoint=path
     )
 
 

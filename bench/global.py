@@ -42,7 +42,7 @@ import sys
 import time
 
 import numpy as np
-from _common import read_json, write_json
+from _common import global_anchor_aggregator, read_json, write_json
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -214,7 +214,6 @@ def presented(agg, top=None, aggregation="pr", min_count=5):
 
 
 def run(name, n_docs, kind="tfidf", workdir=None):
-    from skanchors.aggregation import GlobalAnchorAggregator
     from skanchors.metrics import aopc_k_per_class
 
     model, docs, acc = load(name, n_docs, kind, workdir)
@@ -232,7 +231,7 @@ def run(name, n_docs, kind="tfidf", workdir=None):
             spent[0] += time.perf_counter() - t0
 
         params = {**NAIVE, **change}
-        agg = GlobalAnchorAggregator(model, k=K, random_state=0, callback=record, **params)
+        agg = global_anchor_aggregator(model, k=K, random_state=0, callback=record, **params)
         start = time.perf_counter()
         agg.fit(docs)
         wall = time.perf_counter() - start - spent[0]
@@ -275,7 +274,9 @@ def run(name, n_docs, kind="tfidf", workdir=None):
     seeds = []
     runs = [("all", seed) for seed in SEEDS] + [("naive", NAIVE_SEED)]
     for config, seed in runs:
-        agg = GlobalAnchorAggregator(model, k=K, random_state=seed, **{**NAIVE, **CONFIGS[config]})
+        agg = global_anchor_aggregator(
+            model, k=K, random_state=seed, **{**NAIVE, **CONFIGS[config]}
+        )
         start = time.perf_counter()
         agg.fit(docs)
         wall = time.perf_counter() - start
@@ -329,13 +330,12 @@ def run_filtering(name, n_docs):
     naive run gives the speed-up; top-20 overlap and identity are against the unfiltered run of
     the same aggregation (random_state 0). Wall times are medians of FILTERING_REPEATS fits.
     """
-    from skanchors.aggregation import GlobalAnchorAggregator
     from skanchors.metrics import aopc_k_per_class
 
     model, docs, acc = load(name, n_docs)
     print(f"\n== filtering, {name}: {n_docs} documents, model accuracy {acc:.3f}", flush=True)
     start = time.perf_counter()
-    naive = GlobalAnchorAggregator(model, k=K, random_state=0, **NAIVE).fit(docs)
+    naive = global_anchor_aggregator(model, k=K, random_state=0, **NAIVE).fit(docs)
     naive_wall = time.perf_counter() - start
     print(f"naive {naive_wall:.1f} s, rows {naive.n_rows_predicted_}", flush=True)
     rows = []
@@ -345,7 +345,7 @@ def run_filtering(name, n_docs):
             params = {**NAIVE, **CONFIGS["all"], "candidate_filtering": mode}
             walls = []
             for _ in range(FILTERING_REPEATS):
-                agg = GlobalAnchorAggregator(
+                agg = global_anchor_aggregator(
                     model, k=K, random_state=seed, aggregation=aggregation, **params
                 )
                 start = time.perf_counter()

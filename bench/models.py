@@ -40,7 +40,7 @@ import time
 import warnings
 
 import numpy as np
-from _common import write_json
+from _common import with_sampler, write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 0
@@ -149,7 +149,7 @@ def run_case(name, model, reference, rows, options):
     method = model.predict if regression else model.predict_proba
     mode = {"mode": "regression"} if regression else {}
     # the settings the committed reports were measured with (before the defaults of issue 44)
-    options = {"perturbation": "replace", "beam_size": 2, **options}
+    options = with_sampler({"perturbation": "replace", "beam_size": 2, **options})
     ways = {
         "model": lambda: AnchorExplainer(model, random_state=SEED, **options),
         "method": lambda: AnchorExplainer(method, random_state=SEED, **mode, **options),

@@ -68,7 +68,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import read_json  # noqa: E402
+from _common import read_json, with_sampler  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import ShuffleSplit  # noqa: E402
@@ -552,9 +552,8 @@ def run_skanchors(model, data, positions, params, seed=0):
     rows = X.iloc[data["validation"][positions]]
     X_test = X.iloc[data["test"]]
     pred_test = model.predict(X_test)
-    explainer = AnchorExplainer(
-        model, categorical_features=list(X.columns), random_state=seed, **params
-    )
+    params = with_sampler({"categorical_features": list(X.columns), **params})
+    explainer = AnchorExplainer(model, random_state=seed, **params)
     start = time.perf_counter()
     explainer.fit(ref)
     fit_seconds = time.perf_counter() - start

@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import sklearn  # noqa: E402
-from _common import read_json, write_json  # noqa: E402
+from _common import read_json, with_sampler, write_json  # noqa: E402
 from sklearn.datasets import load_diabetes  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
     GradientBoostingRegressor,
@@ -68,6 +68,7 @@ import skanchors  # noqa: E402
 from skanchors import AnchorExplainer, NoAnchorWarning  # noqa: E402
 from skanchors.datasets import load_adult, load_titanic, make_bike_sharing  # noqa: E402
 from skanchors.discretizers import TreeDiscretizer  # noqa: E402
+from skanchors.samplers import TabularSampler  # noqa: E402
 
 # The explainer's settings compared: the old default, the new one, the alternatives the new
 # one was chosen against, and both at a wider band.
@@ -136,12 +137,13 @@ def explainer_for(setting, model, X_train, seed):
     if tree:
         # the default's band-tied tree (max_std = tolerance_ / (sqrt(2) * 1.96) at threshold
         # 0.95: 0.36 tolerance_), or tolerance_ times another factor
-        probe = AnchorExplainer(model, discretizer="quartile").fit(X_train)
+        probe = AnchorExplainer(model, sampler=TabularSampler(discretizer="quartile"))
+        probe.fit(X_train)
         factor = tree.pop("std_factor", 1 / (np.sqrt(2) * 1.959963984540054))
         options["discretizer"] = TreeDiscretizer(
             target="continuous", max_std=probe.tolerance_ * factor, **tree
         )
-    return AnchorExplainer(model, random_state=seed, **options)
+    return AnchorExplainer(model, random_state=seed, **with_sampler(options))
 
 
 def run_cell(data_name, kind, settings, n_rows, seed, n_bikes=17379):

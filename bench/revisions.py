@@ -25,7 +25,8 @@ wall seconds summed over its calls) shows a change to that function more sharply
 Cells are ``data/model`` with data ``adult``, ``titanic`` (as in ``tabular.py``), ``wide`` (a
 synthetic table with 60 numeric features, to see how costs grow with the number of
 predicates) or ``balance`` (a million rows of 8 normal features, 12 % positive, explained with
-``balance=True``) and model ``rf`` or ``gb``.
+``balance=True``) and model ``rf`` or ``gb``; or ``movies/lr``: sentences of the shipped movie
+reviews, a TF-IDF logistic regression, and the default (UNK) text sampler.
 """
 
 from __future__ import annotations
@@ -130,16 +131,40 @@ def prepare(name):
     return {"X_train": X_train, "X_test": X_test, "y_train": y_train, "categorical": []}
 
 
+def prepare_text():
+    """Movie-review sentences: the model's training split and the sentences explained."""
+    from skanchors.datasets import load_movie_reviews
+
+    bunch = load_movie_reviews()
+    docs, y = list(bunch.data), np.asarray(bunch.target)
+    X_train, X_test, y_train, _ = train_test_split(docs, y, test_size=0.2, random_state=SEED)
+    return {"X_train": X_train, "X_test": X_test, "y_train": y_train, "text": True}
+
+
 def model_for(name):
+    if name == "lr":
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+
+        return make_pipeline(TfidfVectorizer(), LogisticRegression(max_iter=1000))
     if name == "rf":
         return RandomForestClassifier(n_estimators=100, random_state=SEED)
     if name == "gb":
         return GradientBoostingClassifier(random_state=SEED)
-    raise SystemExit(f"unknown model {name!r}: use rf or gb")
+    raise SystemExit(f"unknown model {name!r}: use rf, gb or lr")
 
 
 def explainer_params(data, beam_size, seed=SEED):
     """The benchmark's AnchorExplainer settings (as in ``tabular.py``)."""
+    if data.get("text"):  # the text defaults (UNK sampler), with the benchmark's bounds
+        return dict(
+            threshold=_peers.THRESHOLD,
+            delta=_peers.DELTA,
+            epsilon=_peers.EPSILON,
+            beam_size=beam_size,
+            random_state=seed,
+        )
     return dict(
         perturbation="replace",
         threshold=_peers.THRESHOLD,
@@ -225,7 +250,7 @@ def run(args):
         results = []
         for cell in args.cells.split(","):
             data_name, model_name = cell.split("/")
-            data = prepare(data_name)
+            data = prepare_text() if data_name == "movies" else prepare(data_name)
             est = model_for(model_name).fit(data["X_train"], data["y_train"])
             # the model as a function, or the estimator (whose forest or boosting stages
             # skanchors then evaluates itself)

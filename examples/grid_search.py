@@ -1,8 +1,9 @@
-"""Tune the explainer's threshold and beam width with GridSearchCV.
+"""Tune the explainer's threshold, beam width and predicates with GridSearchCV.
 
-``fit`` only learns the reference data and ``score`` measures how much of the held-out fold the
-anchors cover while keeping precision ``score_threshold`` (0.95) there, the same bar for every
-setting, so cross-validation picks the broadest rules that are precise on unseen rows. Run:
+``fit`` only learns the reference data, and ``anchor_scorer`` measures how much of the held-out
+fold the anchors cover while keeping precision 0.95 there (its ``threshold``), the same bar for
+every setting, so cross-validation picks the broadest rules that are precise on unseen rows.
+The sampler's options are tuned as ``sampler__<option>``. Run:
 ``python examples/grid_search.py``.
 """
 
@@ -11,8 +12,9 @@ import warnings
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import GridSearchCV, train_test_split
 
-from skanchors import AnchorExplainer, NoAnchorWarning
+from skanchors import AnchorExplainer, NoAnchorWarning, anchor_scorer
 from skanchors.datasets import load_titanic
+from skanchors.samplers import TabularSampler
 
 X, y = load_titanic(return_X_y=True)
 X = X.fillna({"Age": X["Age"].median()})
@@ -21,8 +23,11 @@ X_train, X_test, y_train, _ = train_test_split(X, y, test_size=0.3, random_state
 model = RandomForestClassifier(n_estimators=30, max_depth=5, random_state=0).fit(X_train, y_train)
 
 search = GridSearchCV(
-    AnchorExplainer(model, categorical_features=["Sex", "Embarked"], score_rows=6, random_state=0),
-    {"threshold": [0.9, 0.95], "beam_size": [1, 2]},
+    AnchorExplainer(
+        model, sampler=TabularSampler(categorical_features=["Sex", "Embarked"]), random_state=0
+    ),
+    {"threshold": [0.9, 0.95], "beam_size": [1, 2], "sampler__bounds": ["interval", "all"]},
+    scoring=anchor_scorer(rows=6),
     cv=2,
 )
 with warnings.catch_warnings():

@@ -7,11 +7,11 @@ synthetic data with the structure of the UCI bike sharing data, commute peaks at
 of a standard deviation of the model's predictions (the default ``tolerance``).
 
 By default a regressor's numeric features are cut where its prediction changes
-(``discretizer="auto"``, a ``TreeDiscretizer`` fitted on the model's predictions on the
-reference rows): the hours of the commute peaks each get a bin, the night hours share one.
+(the sampler's ``discretizer="auto"``, a ``TreeDiscretizer`` fitted on the model's predictions
+on the reference rows): the hours of the commute peaks each get a bin, the night hours share one.
 Quartile bins (the old default) put 6 h to 12 h in one bin, and almost no row gets an anchor.
-The script explains the same 20 test hours both ways and checks every rule on the other test
-hours:
+The script explains the same 20 test hours both ways (``TabularSampler(discretizer=...)``) and
+checks every rule on the other test hours:
 
 ============ ============= ================================== =====================
 discretizer  valid anchors held-out precision, pooled (rows)  held-out coverage, mean
@@ -37,6 +37,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 
 from skanchors import AnchorExplainer, NoAnchorWarning
 from skanchors.datasets import make_bike_sharing
+from skanchors.samplers import TabularSampler
 
 X, y = make_bike_sharing(8000, random_state=0, return_X_y=True)
 X_train, X_test, y_train = X.iloc[:6000], X.iloc[6000:], y.iloc[:6000]
@@ -45,7 +46,8 @@ predicted = model.predict(X_test)
 rows = X_test.iloc[:20]
 
 for discretizer in ("quartile", "auto"):
-    explainer = AnchorExplainer(model, discretizer=discretizer, random_state=0).fit(X_train)
+    sampler = TabularSampler(discretizer=discretizer)
+    explainer = AnchorExplainer(model, sampler=sampler, random_state=0).fit(X_train)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
         anchors = explainer.explain(rows)

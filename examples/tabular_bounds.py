@@ -1,4 +1,4 @@
-"""A numeric feature's predicates: ``bounds="interval"`` (default), ``"bin"`` and ``"all"``.
+"""A numeric feature's predicates: the sampler's ``bounds``, "interval" (default), "bin", "all".
 
 With the default, a numeric feature offers the row's own bin as one predicate: a passenger of
 23, with Age cut at 21, 29 and 38, gets ``21.0 < Age <= 29.0``. With ``bounds="bin"`` the
@@ -33,6 +33,7 @@ from sklearn.model_selection import train_test_split
 
 from skanchors import AnchorExplainer, NoAnchorWarning
 from skanchors.datasets import load_titanic
+from skanchors.samplers import TabularSampler
 
 X, y = load_titanic(return_X_y=True)
 X_train, X_test, y_train, _ = train_test_split(X, y, test_size=0.3, random_state=0)
@@ -42,7 +43,8 @@ predicted = model.predict(X_test)
 rows = X_test.iloc[:20]
 
 for bounds in ("interval", "bin", "all"):
-    explainer = AnchorExplainer(model, bounds=bounds, beam_size=1, random_state=0).fit(X_train)
+    sampler = TabularSampler(bounds=bounds)
+    explainer = AnchorExplainer(model, sampler=sampler, beam_size=1, random_state=0).fit(X_train)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
         anchors = explainer.explain(rows)

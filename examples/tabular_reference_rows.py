@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from skanchors import AnchorExplainer, NoAnchorWarning
 from skanchors.datasets import load_adult
+from skanchors.samplers import TabularSampler
 
 X, y = load_adult(return_X_y=True)
 X_fit, X_rest, y_fit, _ = train_test_split(X, y, test_size=0.5, random_state=0)
@@ -32,9 +33,8 @@ predicted = model.predict(X_test)
 rows = X_test.iloc[:20]
 
 for perturbation in ("replace", "reference"):
-    explainer = AnchorExplainer(model, perturbation=perturbation, beam_size=1, random_state=0).fit(
-        X_valid
-    )
+    sampler = TabularSampler(perturbation=perturbation)
+    explainer = AnchorExplainer(model, sampler=sampler, beam_size=1, random_state=0).fit(X_valid)
     start = time.perf_counter()
     # Many small model calls: one OpenMP thread is faster than spinning up a pool for each.
     with threadpool_limits(limits=1), warnings.catch_warnings():

@@ -5,10 +5,13 @@ features that need them.
 """
 
 from . import _speed  # noqa: F401 (the speed layer plugs into skanchors.models)
+from ._arms import Arms, ArmsCapabilities
 from ._bandit import KLLUCB, BatchSAR
+from ._config import config_context, get_config, set_config
 from ._explanation import Anchor, Predicate, RuleCheck
 from ._image_explanation import ImageAnchor, ImageLimeExplanation
 from ._pick import SubmodularPick, pick
+from ._scoring import anchor_scorer
 from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
 from .explainer import AnchorExplainer, NoAnchorWarning
 from .hf import HFTextClassifier
@@ -20,6 +23,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Anchor",
     "AnchorExplainer",
+    "Arms",
+    "ArmsCapabilities",
     "BatchSAR",
     "GlobalAnchorAggregator",
     "GlobalLimeAggregator",
@@ -35,5 +40,9 @@ __all__ = [
     "RuleCheck",
     "SubmodularPick",
     "__version__",
+    "anchor_scorer",
+    "config_context",
+    "get_config",
     "pick",
+    "set_config",
 ]

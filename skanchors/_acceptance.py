@@ -19,7 +19,7 @@ from ._bandit import arm_bounds, arm_means
 #
 # Why half the authors' tolerance on the accepting side: a rule whose precision is just below
 # the threshold (0.93-0.94 for 0.95) passes "estimate >= threshold, bound > threshold - 0.05"
-# after 150-300 samples with a fair chance (4.5-15 % of validations, tests/test_search.py), and
+# after 150-300 samples with a fair chance (tests/test_search.py measures it), and
 # the search keeps the widest rule that passes, so such rules were over-represented among the
 # returned anchors; with half the tolerance far more of the valid anchors reach the threshold
 # itself on fresh draws, for a few per cent more rows predicted. The rejecting side keeps the
@@ -39,10 +39,9 @@ HOPELESS_BUDGET = 20
 def _sample_cap(arms):
     """How many samples each arm may have: its supply (reference rows), at most
     ``_MAX_VALIDATION_SAMPLES`` (that number alone for arms of unlimited supply)."""
-    available = getattr(arms, "n_available", None)
-    if available is None:
+    if not arms.capabilities.finite_supply:
         return _MAX_VALIDATION_SAMPLES
-    return np.minimum(available, _MAX_VALIDATION_SAMPLES)
+    return np.minimum(arms.n_available, _MAX_VALIDATION_SAMPLES)
 
 
 def _validate(arms, indices, threshold, beta, batch_size):
@@ -57,7 +56,7 @@ def _validate(arms, indices, threshold, beta, batch_size):
 
     The bounds are read after every draw (a *look*), and a rule that is just below the
     tolerance gets a chance to pass at each: read at one rate ``beta`` every time, the looks
-    accepted such rules up to 1.7 times as often as ``beta`` allows. The ``j``-th look's lower
+    would accept such rules more often than ``beta`` allows. The ``j``-th look's lower
     bound is therefore read at ``beta + log(j (j + 1))``, shares of the rule's risk that add up
     to it (a union bound over the looks; rejecting needs none: a wrongly rejected rule breaks
     no promise). An arm without samples first draws enough for a rule whose every sample agrees
@@ -104,18 +103,16 @@ def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
     Proving every arm below the threshold samples every arm, where the bandit samples only the
     contenders; with many candidates that costs more than it saves. So the check draws at most
     ``HOPELESS_BUDGET`` batches beyond each arm's first (which the bandit's warm start would
-    draw too) and otherwise leaves the round to the bandit. On the benchmark's Adult and
-    Titanic rounds (at most about 20 candidates) the budget never binds; on a synthetic
-    60-feature table (about 110 candidates a round) the check without it predicted 11 % more
-    rows per explanation than the bandit alone (seeds 0-9), and 5 % with it (seeds 0-8,
-    within the seeds' noise).
+    draw too) and otherwise leaves the round to the bandit: the budget binds only in rounds
+    of many candidates (wide tables), where an unbounded check would cost more rows than the
+    bandit alone.
 
     A round after a round without anchor extends a rule that was never drawn for (it was
     chosen on its parent's samples), so none of its arms has a sample. Stratified arms
-    (``pull_parents``) then first draw one batch for that rule: each of its samples serves
-    every arm whose group its base row satisfies, and that often suffices to show an arm
-    below the threshold. Arms the parent's batch cannot settle (predicted from the parent's
-    precision, ``parent_precision[i]`` for arm ``i``, see
+    (``capabilities.parent_draws``) then first draw one batch for that rule: each of its
+    samples serves every arm whose group its base row satisfies, and that often suffices to
+    show an arm below the threshold. Arms the parent's batch cannot settle (predicted from
+    the parent's precision, ``parent_precision[i]`` for arm ``i``, see
     :meth:`StratifiedArms.parent_can_settle`) are drawn for in the same model call, which
     predicts fewer rows than drawing for every arm, in the same number of calls.
     """
@@ -124,7 +121,7 @@ def _below_threshold(arms, threshold, beta, batch_size, parent_precision=None):
     budget = HOPELESS_BUDGET
     # Arms without samples are drawn for free: the bandit would start with them too.
     fresh = arms.n_samples == 0
-    if fresh.any() and hasattr(arms, "pull_parents"):
+    if fresh.any() and arms.capabilities.parent_draws:
         settle = fresh & arms.parent_can_settle(threshold, beta, batch_size, parent_precision)
         if settle.any():
             own = fresh & ~settle

@@ -46,7 +46,7 @@ class _ModelTask:
         (:meth:`~skanchors.samplers.TabularSampler.hash_by_splits`). Returns whether it
         does."""
         sampler = self.sampler_
-        if not hasattr(sampler, "hash_by_splits"):
+        if not sampler.capabilities.split_hashing:
             return False
         splits = split_thresholds(self.estimator)
         if splits is None:
@@ -101,7 +101,7 @@ class _ModelTask:
         self.model_ = model
         if not regression:
             self.classes_ = self.model_.classes_
-        self._cache = SampleCache(self.cache_size)  # the old model's predictions and searches
+        self._cache = SampleCache(self._cache_size())  # the old model's predictions and searches
 
     def _task(self):
         if isinstance(self.model_, RegressionModel):

@@ -24,6 +24,7 @@ from numbers import Integral
 
 import numpy as np
 
+from ._arms import Arms
 from ._bounds import kl_lower_bound, kl_upper_bound
 
 __all__ = [
@@ -44,8 +45,8 @@ def compute_beta(n_arms, t, delta, exploration="theory"):
 
     ``exploration="light"``: ``beta(t, delta) = log((log t + 1) / delta)``, a rate that grows
     like the confidence level of one arm and round; it is not covered by the proof (the
-    selection may then miss the epsilon-best arms more often than ``delta``), and is about
-    6 times smaller for 15 arms in the first round, so the bandit stops with far fewer
+    selection may then miss the epsilon-best arms more often than ``delta``), and is several
+    times smaller than the theory's rate for a dozen arms, so the bandit stops with far fewer
     samples.
 
     Examples
@@ -65,6 +66,11 @@ def compute_beta(n_arms, t, delta, exploration="theory"):
 
 
 def _check_arms(arms, n_best):
+    if not isinstance(arms, Arms):
+        raise TypeError(
+            f"arms must be a skanchors.Arms (subclass it; the bandit reads its capabilities), "
+            f"got {type(arms).__name__}."
+        )
     n_arms = len(arms.n_samples)
     if not isinstance(n_best, Integral) or not 1 <= n_best:
         raise ValueError(f"n_best must be a positive integer, got {n_best!r}.")
@@ -83,18 +89,16 @@ class KLLUCB:
     pulls : {"pair", "ambiguous"}, default="pair"
         Which arms each round samples: ``"pair"`` is KL-LUCB proper (the weakest arm of the
         top set and the strongest challenger: fewest samples); ``"ambiguous"`` samples every
-        arm whose bound still crosses the boundary by more than ``epsilon`` (the benchmark's
-        Adult random forest: 11 model calls per explanation instead of 12, for 1.5 times the
-        rows predicted; for models with a high cost per call and a low cost per row).
+        arm whose bound still crosses the boundary by more than ``epsilon``: fewer model
+        calls for more rows predicted, for models with a high cost per call and a low cost per
+        row.
     challengers : int, default=2
         With ``pulls="pair"``, how many of the strongest arms outside the top set are sampled
         each round with its weakest arm (those whose upper bound still exceeds that arm's lower
-        bound by more than ``epsilon``). 1 is KL-LUCB as published. In the benchmark's 12
-        cells (Adult and Titanic, random forest and gradient boosting, three sets of 20 rows),
-        2 made 5-18 % fewer model calls than 1 for +1 to +10 % rows predicted, and held-out
-        precision within noise (mean over anchors -0.016 to +0.016, pooled -0.004 to +0.006);
-        on a synthetic 60-feature table (60 candidates a round), 31 % fewer calls for 6 % more
-        rows. The rounds are fewer, so the round-dependent exploration rate grows more slowly;
+        bound by more than ``epsilon``). 1 is KL-LUCB as published; 2 makes fewer model calls
+        for slightly more rows predicted, at the same held-out precision (see the documentation's
+        performance page). The rounds are fewer, so the round-dependent exploration rate grows
+        more slowly;
         the confidence bounds still hold for every arm and round, as the proof's union bound
         is over rounds and arms, not over how many arms a round samples.
     warm_start : bool, default=True
@@ -106,9 +110,7 @@ class KLLUCB:
         ``"theory"`` is the rate of the KL-LUCB proof (epsilon-correct selection with
         probability ``1 - delta``), as in the authors' code and alibi. ``"light"``
         (``log((log t + 1) / delta)``) is not covered by that proof (see :meth:`select`);
-        it stops much sooner: on the benchmark's Adult and Titanic
-        models it cut the rows of an explanation by 1.8-2.7 times and its model calls by
-        1.9-2.7 times. The selection only
+        it stops much sooner, with a fraction of the rows and model calls. The selection only
         chooses which candidates the search validates and extends; every anchor returned is
         still validated against ``threshold`` at confidence ``delta`` with the search's own
         rate, so the precision guarantee does not depend on this choice.
@@ -118,8 +120,8 @@ class KLLUCB:
     Examples
     --------
     >>> import numpy as np
-    >>> from skanchors._bandit import KLLUCB
-    >>> class Coins:  # arms with true means 0.2, 0.5 and 0.9
+    >>> from skanchors import KLLUCB, Arms
+    >>> class Coins(Arms):  # arms with true means 0.2, 0.5 and 0.9
     ...     def __init__(self):
     ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
     ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)
@@ -168,11 +170,12 @@ class KLLUCB:
 
         Parameters
         ----------
-        arms : object
+        arms : skanchors.Arms
             Has arrays ``n_samples`` and ``n_positives`` (updated in place) and a method
-            ``pull(indices, n)`` that draws ``n`` more samples for each arm in ``indices``.
-            An array ``coverage``, when present, breaks ties in estimated precision: the
-            broader rule ranks higher (the anchor search sets it).
+            ``pull(indices, n)`` that draws ``n`` more samples for each arm in ``indices``;
+            its ``capabilities`` say which optional members it has. An array ``coverage``,
+            when set, breaks ties in estimated precision: the broader rule ranks higher (the
+            anchor search sets it).
         n_best : int
         epsilon : float
             Tolerance: stop when the best excluded arm's upper bound exceeds the worst
@@ -201,13 +204,13 @@ class KLLUCB:
         if n_best >= n_arms:
             return _ranking(arms)[-n_arms:]
         # Arms with a finite supply of samples (arms.n_available) are not pulled once spent.
-        available = getattr(arms, "n_available", None)
+        available = _available(arms)
         for t in range(1, self.max_rounds + 1):
             order = _ranking(arms)
             top, rest = order[-n_best:], order[:-n_best]
             beta = compute_beta(n_arms, t, delta, self.exploration)
             k = min(self.challengers, len(rest))
-            if self.pulls == "pair" and hasattr(arms, "extreme_bound"):
+            if self.pulls == "pair" and arms.capabilities.extreme_bounds:
                 # Only the extremes matter: arms that can tell them apart compute their bounds.
                 i, ub_top = arms.extreme_bound(rest, beta, "upper", k=k)
                 j, lb_min = arms.extreme_bound(top, beta, "lower")
@@ -236,6 +239,11 @@ class KLLUCB:
         return _ranking(arms)[-n_best:]
 
 
+def _available(arms):
+    """``arms.n_available`` for arms of finite supply, else None."""
+    return arms.n_available if arms.capabilities.finite_supply else None
+
+
 def _pull(arms, indices, n, available):
     """Pull the arms that still have samples to give; False when none has."""
     indices = np.asarray(indices, dtype=np.intp)
@@ -258,9 +266,9 @@ class BatchSAR:
     number; here arms can start with samples of their own (shared with other rules, or drawn
     in an earlier round), so each arm is pulled by what it lacks, and an arm already past
     the phase's count is not pulled. Arms that can draw a different number of samples per arm
-    in one call (a method ``pull_each(indices, counts)``) get exactly that; with only
-    ``pull(indices, n)``, the arms that lack samples are pulled by the largest lack (one call
-    still; those that lacked fewer get more than the schedule asks).
+    in one call (``pull_each(indices, counts)``, with ``capabilities.pulls_each``) get exactly
+    that; with only ``pull(indices, n)``, the arms that lack samples are pulled by the largest
+    lack (one call still; those that lacked fewer get more than the schedule asks).
 
     Parameters
     ----------
@@ -275,8 +283,8 @@ class BatchSAR:
     Examples
     --------
     >>> import numpy as np
-    >>> from skanchors._bandit import BatchSAR
-    >>> class Coins:
+    >>> from skanchors import Arms, BatchSAR
+    >>> class Coins(Arms):
     ...     def __init__(self):
     ...         self.means = np.array([0.2, 0.5, 0.9]); self.rng = np.random.default_rng(0)
     ...         self.n_samples = np.zeros(3); self.n_positives = np.zeros(3)
@@ -348,21 +356,21 @@ class BatchSAR:
     @staticmethod
     def _top_up(arms, indices, need):
         """Pull each arm of ``indices`` by its ``need`` (the samples it lacks), in one model
-        call: ``arms.pull_each(indices, counts)`` where the arms have it, else ``arms.pull``
+        call: ``arms.pull_each(indices, counts)`` where the arms can, else ``arms.pull``
         of the arms that lack samples by the largest lack."""
         lacking = need > 0
         indices = indices[lacking]
         counts = np.ceil(need[lacking]).astype(np.int64)
-        pull_each = getattr(arms, "pull_each", None)
-        if callable(pull_each):
-            pull_each(indices, counts)
+        if arms.capabilities.pulls_each:
+            arms.pull_each(indices, counts)
         else:
             arms.pull(indices, int(counts.max()))
 
 
 def arm_means(arms):
-    """Estimated precision of every arm (``arms.precision_estimates()`` when defined)."""
-    if hasattr(arms, "precision_estimates"):
+    """Estimated precision of every arm (``arms.precision_estimates()`` for arms with their
+    own estimator)."""
+    if arms.capabilities.own_estimator:
         return np.asarray(arms.precision_estimates(), dtype=float)
     return arms.n_positives / np.maximum(arms.n_samples, 1)
 
@@ -375,7 +383,7 @@ def arm_bounds(arms, indices, beta, side="both"):
     without samples gets the trivial bounds ``(0, 1)``.
     """
     indices = np.asarray(indices)
-    if hasattr(arms, "precision_bounds"):
+    if arms.capabilities.own_estimator:
         return arms.precision_bounds(indices, beta, side=side)
     n = arms.n_samples[indices]
     means = arms.n_positives[indices] / np.maximum(n, 1)
@@ -394,7 +402,7 @@ def _ranking(arms, subset=None):
     keep the narrowest of three bounds that all held at precision 1 (coverage 0.17, where
     0.51 held too)."""
     means = arm_means(arms)
-    coverage = getattr(arms, "coverage", None)
+    coverage = arms.coverage
     if subset is not None:
         means = means[subset]
         coverage = None if coverage is None else np.asarray(coverage)[subset]

@@ -21,6 +21,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from ._images import is_images
 from ._stacklevel import outside_stacklevel
 from ._validation import check_params
+from .samplers._protocol import check_sampler
 from .samplers.tabular import TabularSampler
 
 __all__ = [
@@ -77,7 +78,7 @@ class ExplainsFittedModel:
 class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
     """Shared behaviour of the local explainers.
 
-    Subclasses store ``estimator``, ``sampler``, ``discretizer`` and ``categorical_features``.
+    Subclasses store ``estimator`` and ``sampler``.
     """
 
     def __sklearn_clone__(self):
@@ -98,49 +99,48 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         return tags
 
     def _make_sampler(self, X):
-        """The sampler for ``X``: the user's, else the default for documents
-        (``samplers.text._default_sampler()``), images (``ImageSampler()``) or a table's."""
-        params = self._tabular_params()
-        defaults = TabularSampler().get_params()
-        tabular_defaults = all(
-            isinstance(value, str) and value == defaults[name] for name, value in params.items()
-        )
-        *first, last = params
-        names = f"{', '.join(first)} and {last}"
-        model = getattr(self.estimator, "__self__", self.estimator)
-        if getattr(model, "input_modality", None) == "image" and not is_images(X):
+        """The sampler for ``X``: a clone of the user's, else the default for documents
+        (``samplers.text._default_sampler()``), images (``ImageSampler()``) or a table's
+        (``TabularSampler()``)."""
+        from .hf_image import HFImageClassifier
+
+        model = getattr(self.estimator, "__self__", self.estimator)  # a bound predict_proba
+        if isinstance(model, HFImageClassifier) and not is_images(X):
             what = "text" if is_text(X) else "a table"
             raise ValueError(
                 f"X must be images (an array of shape (n, H, W) or (n, H, W, C)) for the "
                 f"estimator, an image classifier ({type(model).__name__}); got {what}."
             )
         if self.sampler is not None:
-            if not tabular_defaults:
+            sampler = clone(check_sampler(self.sampler))
+            if is_images(X) and sampler.modality != "image":
                 raise ValueError(
-                    f"{names} configure the default tabular sampler; with a custom sampler, "
-                    "set them on the sampler and leave these at their defaults."
+                    f"X holds images, and sampler={type(sampler).__name__}(...) perturbs "
+                    f"{sampler.modality} data; pass sampler=ImageSampler(...) (or None) to "
+                    "explain images."
                 )
-            return clone(self.sampler)
+            return sampler
         if is_images(X):
-            if not tabular_defaults:
-                raise ValueError(
-                    f"{names} apply to tabular data; X holds images. Leave them at their "
-                    "defaults, and set the segmentation and fill on "
-                    "sampler=ImageSampler(...)."
-                )
             from .samplers.image import ImageSampler
 
             return ImageSampler()
         if is_text(X):
-            if not tabular_defaults:
-                raise ValueError(
-                    f"{names} apply to tabular data; X holds documents. Leave them at their "
-                    "defaults or pass X as a table."
-                )
             from .samplers.text import _default_sampler
 
             return _default_sampler()
-        return TabularSampler(**params)
+        return TabularSampler()
+
+    def set_params(self, **params):
+        sampler = params.get("sampler", self.sampler)
+        if sampler is None and any(k.startswith("sampler__") for k in params):
+            nested = sorted(k for k in params if k.startswith("sampler__"))
+            raise ValueError(
+                f"Cannot set {', '.join(nested)}: sampler is None (the default sampler is "
+                "made in fit, for the data). Pass a sampler to tune its options, e.g. "
+                "sampler=TabularSampler(), or set sampler and its options together: "
+                "set_params(sampler=TabularSampler(perturbation='replace'))."
+            )
+        return super().set_params(**params)
 
     def _learn_classes(self, X):
         """``classes_`` of the model; a callable's come from its output on one reference row
@@ -154,15 +154,9 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         checked against ``feature_names_in_`` as scikit-learn's transformers check them), or
         the vocabulary for documents."""
         check_is_fitted(self, "sampler_")
-        if getattr(self.sampler_, "vocabulary_", None) is not None or is_image_sampler(
-            self.sampler_
-        ):
+        if self.sampler_.modality in ("text", "image"):
             return self.sampler_.get_feature_names_out()
         return _check_feature_names_in(self, input_features)
-
-    def _tabular_params(self):
-        """The parameters of the default tabular sampler that the explainer sets."""
-        return {"discretizer": self.discretizer, "categorical_features": self.categorical_features}
 
 
 def check_model_columns(estimator, sampler, X=None):
@@ -267,11 +261,6 @@ def _check_reference_data(X):
         raise ValueError(
             "X is empty: fit needs reference data, the rows of a table or a list of documents."
         )
-
-
-def is_image_sampler(sampler):
-    """Whether a fitted sampler perturbs images."""
-    return getattr(sampler, "modality", None) == "image"
 
 
 def is_text(X):

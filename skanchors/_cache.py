@@ -25,49 +25,16 @@ import threading
 
 import numpy as np
 
-from ._numba import compiled
+from . import _compiled
+from ._hashing import STREAM_BLOCK, hash_multipliers, row_hash  # noqa: F401 (re-exported)
 
 __all__ = ["SampleCache", "STREAM_BLOCK", "lookup", "row_hash"]
 
-# Stream positions are generated in blocks of this many samples (one generator per block).
-STREAM_BLOCK = 128
 # At most this many searches' results are kept (see SampleCache.get_search); when full the
 # cache of searches starts over.
 _MAX_SEARCHES = 10_000
 
-
-_HASH_MULT = {}
-# row_hash reads at most this many cells (rows x keys) at once.
-_HASH_BLOCK_CELLS = 1 << 20
-_IN_FLIGHT = -2  # skanchors._cache_kernels.IN_FLIGHT
-
-
-def row_hash(keys):
-    """64-bit hash of each row of an integer matrix (a random linear map, wrapping mod 2**64).
-
-    Two different rows collide with probability about 2**-64, so equal hashes are taken as
-    equal model inputs (the search's deduplication and the shared prediction cache).
-    """
-    mult = hash_multipliers(keys.shape[1])
-    # Integer array arithmetic wraps silently (no overflow warning to silence). In blocks of
-    # rows: a long document's rows would make a (rows x words) uint64 matrix at once.
-    step = max(1, _HASH_BLOCK_CELLS // max(keys.shape[1], 1))
-    if len(keys) <= step:
-        return (keys.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
-    out = np.empty(len(keys), dtype=np.uint64)
-    for lo in range(0, len(keys), step):
-        block = keys[lo : lo + step].astype(np.uint64)
-        out[lo : lo + step] = (block * mult).sum(axis=1, dtype=np.uint64)
-    return out
-
-
-def hash_multipliers(width):
-    """The odd 64-bit multipliers of :func:`row_hash` for rows of ``width`` integers."""
-    mult = _HASH_MULT.get(width)
-    if mult is None:
-        gen = np.random.default_rng([0x5CA1AB1E, width])
-        mult = _HASH_MULT[width] = gen.integers(1, 2**63, size=width, dtype=np.uint64) | 1
-    return mult
+_IN_FLIGHT = -2  # the compiled table's IN_FLIGHT (skanchors._speed.kernels.table)
 
 
 def lookup(table, hashes):
@@ -76,40 +43,17 @@ def lookup(table, hashes):
     return np.fromiter(map(table.get, keys, itertools.repeat(-1)), np.int64, len(keys))
 
 
-_TABLE_KERNELS = None  # skanchors._cache_kernels once compiled; False: numba missing or disabled
-
-
 def _table_kernels():
-    """The compiled prediction table (:mod:`skanchors._cache_kernels`), or None (numba
-    missing, or ``SKANCHORS_NUMBA=0``)."""
-    global _TABLE_KERNELS
-    if _TABLE_KERNELS is None:
-        _TABLE_KERNELS = compiled(_load_table_kernels) or False
-    return _TABLE_KERNELS or None
-
-
-def _load_table_kernels():
-    from . import _cache_kernels as kernels
-
-    # compile now (or load numba's cached machine code), and check: a duplicate row, a known
-    # one after the fill
-    table = _Table(kernels, 4)
-    hashes = np.array([0, 5, 0], dtype=np.uint64)
-    labels, mine, dups, dup_of, theirs, _ = table.claim(hashes, 1)
-    table.fill(hashes[mine], np.array([3, 4]), 1)
-    if (mine.tolist(), dups.tolist(), dup_of.tolist(), theirs.tolist()) != (
-        [0, 1],
-        [2],
-        [0],
-        [],
-    ) or table.lookup(hashes).tolist() != [3, 4, 3]:
-        raise RuntimeError("compiled prediction table failed its check")
-    return kernels
+    """The compiled prediction table (the speed layer's ``prediction_table``: ``claim``,
+    ``fill``, ``lookup``, ``rehash``), or None where compiled kernels are not in use (see
+    :mod:`skanchors._compiled`): the dictionaries then keep the predictions."""
+    return _compiled.kernel("prediction_table")
 
 
 class _Table:
-    """One namespace's predictions in the compiled hash table (see
-    :mod:`skanchors._cache_kernels`); grown to keep it at most half full."""
+    """One namespace's predictions in the compiled hash table (``kernels``: the
+    ``prediction_table`` kernel, see :func:`_table_kernels`); grown to keep it at most half
+    full."""
 
     def __init__(self, kernels, capacity=1024):
         self.k = kernels
@@ -194,6 +138,9 @@ class SampleCache:
         self._labels = {}  # namespace -> {hash: label} (without numba)
         self._inflight = {}  # namespace -> {hash: owner token} (without numba)
         self._blocks = {}
+        # (namespace, stream block key) -> the labels of the block's rows known so far (-1:
+        # not yet), read before the hash lookups (see label_memo)
+        self._memos = {}
         self._size = 0
         # Times the cache started over (or was cleared): see wait().
         self.epoch = 0
@@ -227,6 +174,7 @@ class SampleCache:
                 table.restart()
             self._labels.clear()
             self._blocks.clear()
+            self._memos.clear()
             self._searches.clear()
             self._size = 0
             self.epoch += 1
@@ -266,11 +214,24 @@ class SampleCache:
         if self.enabled:
             if len(self._blocks) * STREAM_BLOCK >= 2 * self.max_size:
                 self._blocks.clear()
+                self._memos.clear()
             self._blocks[key] = block
+
+    def label_memo(self, namespace, block):
+        """The labels in ``namespace`` of the rows of stream block ``block`` (its key), as
+        known so far: an int64 array of :data:`STREAM_BLOCK` entries, -1 where unknown, that
+        the searches reading the block fill in. Searches reading the same block then find its
+        labels without hashing and looking up its rows (the dictionary predictions only: the
+        compiled table is cheaper per row). Kept as long as the stream blocks are."""
+        key = (namespace, block)
+        known = self._memos.get(key)
+        if known is None:
+            known = self._memos[key] = np.full(STREAM_BLOCK, -1, dtype=np.int64)
+        return known
 
     # -- predictions
     def count_hits(self, n):
-        """Count ``n`` predictions served without the hash lookups (stream blocks' memos)."""
+        """Count ``n`` predictions served without the hash lookups (:meth:`label_memo`)."""
         with self._cond:
             self.hits += n
 

@@ -129,13 +129,15 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
         found = None if key is None else shared.cache.get_search(key)
         if found is not None:
             return _reuse(found, row, start)
-    if getattr(sampler, "perturbation", None) == "auto":
-        # Two searches, each at half the risk (a union bound): the reference rows first, the
-        # replaced rows where no rule validates on them.
+    fallback = sampler.capabilities.fallback
+    if fallback:
+        # Two searches, each at half the risk (a union bound): the instance first (tables:
+        # the reference rows), the fallback (replaced rows) where no rule validates on it.
         params = dict(params, delta=params["delta"] / 2)
     anchor = _search_one(instance, task, row, target, seed, params, shared, start)
-    if not anchor.is_anchor and getattr(sampler, "perturbation", None) == "auto":
-        replaced = sampler.instance(row, perturbation="replace")
+    searched = instance
+    if not anchor.is_anchor and fallback:
+        searched = replaced = sampler.fallback_instance(row)
         other = _search_one(replaced, task, row, target, seed, params, shared, start)
         other.n_model_calls += anchor.n_model_calls
         other.n_rows_predicted += anchor.n_rows_predicted
@@ -143,6 +145,8 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
         if first is not None:  # (calls shared across rows: counted when all have ended)
             other._requests = first + other.__dict__.get("_requests", [])
         anchor = other
+    # (the modality's own anchor: images get their segmentation; others stay as they are)
+    anchor = sampler.wrap_explanation(anchor, searched)
     if key is not None:
         shared.cache.put_search(key, _reuse(anchor, None, None))
         anchor._search_key = key  # for the parent process, when this is a joblib worker
@@ -174,7 +178,7 @@ def _row_identity(row):
 def _search_key(instance, namespace, target, seed, search_params):
     """The key of the cache of searches (``SampleCache.get_search``) for one row's search,
     or None when it has none (a bandit of the user's own, an instance that says none)."""
-    row_key = getattr(instance, "search_key", lambda: None)()
+    row_key = instance.search_key()
     if row_key is None or search_params is None:
         return None
     return (row_key, seed, namespace, _plain(target), search_params)
@@ -203,7 +207,7 @@ def _copy_rows(rows):
 def _search_one(instance, task, row, target, seed, params, shared, start):
     # Samples come from the instance's streams when it has them and the search is shared
     # (every tabular search of an explainer); a generator is then not made.
-    streams = shared is not None and hasattr(instance, "stream_windows")
+    streams = shared is not None and instance.capabilities.streams
     rng = None if streams else np.random.default_rng(seed)
     predict, label = task.labeler(target)
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
@@ -253,11 +257,8 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
         n_rows_predicted=store.n_rows_predicted,
         wall_time=time.perf_counter() - start,
         instance=row,
-        perturbation=getattr(instance, "perturbation", None),
+        perturbation=instance.perturbation,
     )
-    wrap = getattr(instance, "wrap_explanation", None)
-    if wrap is not None:  # (images: the anchor with the segmentation)
-        anchor = wrap(anchor)
     if requests is not None:
         anchor._requests = requests  # counted by _explain_chunk once every search has ended
     return anchor

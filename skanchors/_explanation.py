@@ -390,6 +390,10 @@ class Anchor:
     tolerance: float | None = None
     perturbation: str | None = None
 
+    # The key a subclass's to_dict adds (ImageAnchor: "segments"), by which Anchor.from_dict
+    # rebuilds it as that subclass (a class attribute, not a field).
+    _dict_key = None
+
     def _identity(self):
         numbers = (self.threshold, self.precision, self.coverage)
         tolerance = None if self.tolerance is None else float(self.tolerance)
@@ -635,10 +639,9 @@ class Anchor:
         """
         if not isinstance(data, dict):
             raise ValueError(f"data must be a dict from Anchor.to_dict, got {type(data).__name__}.")
-        if "segments" in data and cls is Anchor:  # an image's anchor
-            from ._image_explanation import ImageAnchor
-
-            return ImageAnchor.from_dict(data)
+        variant = _serial.variant(Anchor, cls, data)
+        if variant is not None:  # (an image's anchor: ImageAnchor)
+            return variant.from_dict(data)
         what = "an anchor's to_dict output"
         _serial.check_version(data, "data", _FORMAT, "an anchor")
         _serial.check_keys(data, "data", _REQUIRED_KEYS, _OPTIONAL_KEYS, what)

@@ -181,6 +181,7 @@ class ImageAnchor(_ImagePart, Anchor):
     """
 
     segments: Any = None
+    _dict_key = "segments"
 
     def _identity(self):
         digest = None if self.segments is None else np.asarray(self.segments).tobytes()
@@ -278,6 +279,7 @@ class ImageLimeExplanation(_ImagePart, LimeExplanation):
     """
 
     segments: Any = None
+    _dict_key = "segments"
 
     def _identity(self):
         digest = None if self.segments is None else np.asarray(self.segments).tobytes()

@@ -50,7 +50,7 @@ def _own_input(sampler, instance, row):
     """The explained instance in the form ``decode`` produces, so it joins the model call."""
     from .samplers.text import TextInstance
 
-    if isinstance(instance, TextInstance) or getattr(instance, "modality", None) == "image":
+    if isinstance(instance, TextInstance) or sampler.modality == "image":
         return np.full((1, instance.n_predicates), -1, dtype=np.int32), None
     codes = getattr(instance, "x_codes", None)
     if codes is not None:
@@ -128,7 +128,7 @@ def _explain_one(sampler, model, row, target, seed, params):
             Z[1:, c] = holds[:, preds].all(axis=1)
     del holds
     own_keys, own_input = _own_input(sampler, instance, row)
-    image = params.get("image", False)
+    image = params["image"]
     if params["text"] or image:  # (decoded call by call: a long document's are large)
         keys = np.vstack([own_keys.astype(keys.dtype), keys])
         cells = instance.image.size if image else None
@@ -202,8 +202,7 @@ def _explain_one(sampler, model, row, target, seed, params):
         wall_time=time.perf_counter() - start,
         instance=row,
     )
-    wrap = getattr(instance, "wrap_explanation", None)
-    if wrap is not None:  # (images: the explanation with the segmentation)
-        explanation = wrap(explanation)
+    # (the modality's own explanation: images get their segmentation)
+    explanation = sampler.wrap_explanation(explanation, instance)
     explanation._sums_to_1 = sums_to_1  # (warned about by the caller, in this process)
     return explanation

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._arms import Arms, ArmsCapabilities
 from ._samples import _Predictions
 
 __all__ = ["ReferenceStore", "ReferenceArms"]
@@ -173,13 +174,15 @@ class ReferenceStore(_Predictions):
         return np.flatnonzero(self.valid([candidate])[:, 0])
 
 
-class ReferenceArms:
+class ReferenceArms(Arms):
     """The bandit's arms on a :class:`ReferenceStore`: counts read from each rule's rows of
     ``part`` (0: the rows rules are chosen on; 1: those they are validated on).
 
     ``n_available`` is how many samples an arm can ever have (the rule's rows of its part);
     the bandit and the validation stop sampling an arm that has them all.
     """
+
+    capabilities = ArmsCapabilities(pulls_each=True, finite_supply=True, hopeless_rounds=True)
 
     def __init__(self, store, candidates, part=0):
         self.store = store

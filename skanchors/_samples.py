@@ -4,7 +4,7 @@ A :class:`SampleStore` keeps every perturbation drawn for an instance once (its 
 place in a stream, its label, and which predicates it satisfies or its base row) and counts,
 for any candidate anchor, the stored samples that are valid draws for it;
 :class:`CandidateArms` is the bandit's view of a list of candidates over a store. The
-sampler protocol the store talks to is described in :mod:`skanchors._search`.
+sampler protocol the store talks to is described in :mod:`skanchors.samplers._protocol`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import contextlib
 import numpy as np
 import scipy.sparse
 
-from ._cache import STREAM_BLOCK, lookup, row_hash
+from ._arms import Arms, ArmsCapabilities
+from ._cache import lookup
 from ._stratified import StratifiedArms
 from ._wide import ExtensionCounts, PackedMasks
 
@@ -67,20 +68,20 @@ class _Predictions:
     def correct(self):
         return self.labels[: self.size] == self.target
 
-    def _label(self, keys, hashes=None, memos=None):
+    def _label(self, keys, hashes=None, blocks=None):
         """Predicted class of every row of ``keys``; each distinct row is predicted once.
 
-        ``hashes`` are the rows' :func:`~skanchors._cache.row_hash` when already known.
-        ``memos`` (stream reads with an enabled shared cache): ``(memo, lo, hi)`` segments
-        that tile the rows, ``memo`` the dict a stream block keeps its rows' labels in, by
-        namespace: rows whose block already knows their label skip the hash lookups. Only the
+        ``hashes`` are the rows' ``instance.hash_rows`` when already known. ``blocks``
+        (stream reads with an enabled shared cache): ``(key, lo, hi)`` segments of stream
+        blocks that tile the rows: rows whose block's labels the cache already knows
+        (:meth:`~skanchors._cache.SampleCache.label_memo`) skip the hash lookups. Only the
         dictionary cache reads them; the compiled table (numba) is cheaper per row than they.
         """
         shared = self.shared is not None and self.shared.cache.enabled
-        if memos is not None and shared and not self.shared.cache.compiled:
-            return self._label_memo(keys, hashes, memos)
+        if blocks is not None and shared and not self.shared.cache.compiled:
+            return self._label_memo(keys, hashes, blocks)
         if hashes is None:
-            hashes = getattr(self.instance, "hash_rows", row_hash)(keys)
+            hashes = self.instance.hash_rows(keys)
         if shared:
             # The shared cache already holds every prediction this search made.
             return self._label_shared(keys, hashes)
@@ -96,15 +97,11 @@ class _Predictions:
             cache.update(zip(uniq[todo].tolist(), labels[todo].tolist()))
         return labels[inverse.ravel()]
 
-    def _label_memo(self, keys, hashes, memos):
-        """:meth:`_label` through the stream blocks' label memos (see there)."""
+    def _label_memo(self, keys, hashes, blocks):
+        """:meth:`_label` through the cache's labels of stream blocks (see there)."""
         space = (self.shared.namespace, self.instance.stream_namespace)
-        arrays = []
-        for memo, lo, hi in memos:
-            known = memo.get(space)
-            if known is None:
-                known = memo[space] = np.full(STREAM_BLOCK, -1, dtype=np.int64)
-            arrays.append((known, lo, hi))
+        memo = self.shared.cache.label_memo
+        arrays = [(memo(space, key), lo, hi) for key, lo, hi in blocks]
         if len(arrays) == 1:
             labels = arrays[0][0][arrays[0][1] : arrays[0][2]].copy()
         else:
@@ -176,23 +173,24 @@ class SampleStore(_Predictions):
         Class index whose precision is measured.
     rng : numpy.random.Generator
     shared : skanchors._cache.Shared or None
-        When given and the instance offers streams (``stream_windows``), samples are read
+        When given and the instance offers streams (``capabilities.streams``), samples are read
         from the instance's streams instead of drawn with ``rng``, and predictions go
         through the shared cache, so searches of other rows reuse them.
     """
 
     def __init__(self, instance, predict, target, rng, shared=None):
-        shared = shared if hasattr(instance, "stream_windows") else None
+        caps = instance.capabilities
+        shared = shared if caps.streams else None
         super().__init__(instance, predict, target, rng, shared)
         self._cursor = {}  # stream positions read so far, per conditioning set
         cap = 1024
-        self.exact_reuse = bool(getattr(instance, "exact_reuse", False))
+        self.exact_reuse = caps.exact_reuse
         self.streamed = self.shared is not None
         # Which predicates each sample satisfies: only subset reuse (exact_reuse) reads it,
         # and it is kept unless the store keeps the keys and can read it off them
-        # (``holds_of``).
+        # (``keys_tell_holds``: ``holds_of``).
         self.holds = None
-        if self.exact_reuse and (self.streamed or not hasattr(instance, "holds_of")):
+        if self.exact_reuse and (self.streamed or not caps.keys_tell_holds):
             self.holds = np.zeros((cap, instance.n_predicates), dtype=bool)
         self.anchor_id = np.zeros(cap, dtype=np.int64)
         self.labels = np.zeros(cap, dtype=np.int64)
@@ -203,7 +201,7 @@ class SampleStore(_Predictions):
             self.exact_reuse
             and not self.streamed
             and self.holds is None
-            and getattr(instance, "replayable", False)
+            and caps.replayable
             and instance.n_predicates >= _PACK_FROM
         ):
             self.masks = PackedMasks(instance, rng, cap)
@@ -215,10 +213,11 @@ class SampleStore(_Predictions):
         self._window_rows, self._window_starts = [], []
         self._key_columns = None  # (width, dtype) of the keys
         # Stratified reuse (StratifiedArms) needs the base rows' own predicate values: kept as
-        # the base row (``base``) when the instance reads them off it (``native_of``).
-        self.stratified = not self.exact_reuse and hasattr(instance, "predicate_features")
+        # the base row (``base``) when the instance reads them off it (``stream_base_rows``:
+        # ``native_of``).
+        self.stratified = caps.stratified
         self.native = self.base = None
-        if self.stratified and self.streamed and hasattr(instance, "native_of"):
+        if self.stratified and self.streamed and caps.stream_base_rows:
             self.base = np.zeros(cap, dtype=np.int64)
         elif self.stratified:
             self.native = np.zeros((cap, instance.n_predicates), dtype=bool)
@@ -283,7 +282,7 @@ class SampleStore(_Predictions):
                 ids.append(i)
                 sizes.append(n)
             extra = {"return_base": True} if self.base is not None else {}
-            keys, holds, native, hashes, memos = self.instance.stream_windows(
+            keys, holds, native, hashes, blocks = self.instance.stream_windows(
                 windows,
                 self.shared.seed,
                 self.shared.cache,
@@ -292,7 +291,7 @@ class SampleStore(_Predictions):
             )
             at = self.size
             ids = np.repeat(np.array(ids, dtype=np.int64), sizes)
-            out = self._store(np.ascontiguousarray(keys), holds, ids, native, hashes, memos)
+            out = self._store(np.ascontiguousarray(keys), holds, ids, native, hashes, blocks)
             for (_, start, _), n in zip(windows, sizes):
                 self._window_rows.append(at)
                 self._window_starts.append(start)
@@ -318,11 +317,11 @@ class SampleStore(_Predictions):
             self.masks.record(self.size, requests, states)
         return self._store(keys, join(holds), join(ids), native, None)
 
-    def _store(self, keys, holds, ids, native, hashes, memos=None):
+    def _store(self, keys, holds, ids, native, hashes, blocks=None):
         """Label new samples (one model call) and append them; returns ``(start, stop)``.
         ``ids`` are the samples' conditioning-set ids, ``native`` the native matrix or, with
         ``self.base``, the base rows."""
-        labels = self._label(keys, hashes, memos)
+        labels = self._label(keys, hashes, blocks)
         n_new = len(labels)
         if self._key_columns is None:
             self._key_columns = (keys.shape[1], keys.dtype)
@@ -549,13 +548,15 @@ class SampleStore(_Predictions):
         return self.counts(candidates, reuse=reuse)
 
 
-class CandidateArms:
+class CandidateArms(Arms):
     """The bandit's view of a list of candidate anchors.
 
     ``pull`` draws for the requested arms in one model call; the new samples then update the
     counts of *every* arm they are valid for, not only the pulled ones. ``since``: only the
     store's samples from that row on count (0: all of them).
     """
+
+    capabilities = ArmsCapabilities(pulls_each=True)
 
     def __init__(self, store, candidates, reuse=None, since=0, parents=None):
         self.store = store

@@ -1,64 +1,9 @@
-"""Beam search over predicate sets, and the protocol of the instance samplers it talks to.
+"""Beam search over predicate sets (Ribeiro et al. 2018, Algorithm 2, beam version).
 
-The search talks to an *instance sampler* (one explained row or document), which knows the
-modality, through four members:
-
-``n_predicates``
-    number of candidate predicates of the instance.
-``sample(anchor, n, rng) -> (keys, holds)``
-    ``n`` perturbations drawn from ``D(z | anchor)``: ``keys`` is an integer matrix with one
-    row per perturbation that identifies it exactly (equal rows are equal model inputs), and
-    ``holds`` is the boolean matrix of which of the instance's predicates each one satisfies.
-``decode(keys)``
-    the model input for rows of ``keys``.
-``coverage(anchors)``
-    coverage of each anchor (a tuple of predicate indices) under the perturbation
-    distribution; the search maximises it.
-``reference_coverage(anchor)``
-    share of the reference data the anchor applies to (reported as ``Anchor.coverage``).
-``exact_reuse`` (optional, default False)
-    True when a sample drawn for ``A_s`` that satisfies ``A`` (a superset of ``A_s``) is an
-    exact draw of ``D(z | A)``, as with independent word masking.
-``holds_of(keys)`` (optional, with ``exact_reuse``)
-    The ``holds`` matrix of rows of ``keys``, when the keys tell it (text: a word is kept
-    exactly when its key is -1); the store then keeps the keys only.
-``replayable`` (optional, default False, with ``holds_of``)
-    True when ``sample`` draws from its generator only, and cheaply: a store of an instance
-    of many predicates then keeps one bit per predicate and sample and the generator's state
-    before each draw, and draws a sample again when its keys are asked for
-    (:class:`skanchors._wide.PackedMasks`).
-``wrap_explanation(explanation)`` (optional)
-    Turns the :class:`~skanchors.Anchor` or :class:`~skanchors.LimeExplanation` made for the
-    instance into the modality's own (images: with the segmentation, for masks and pictures).
-``predicate_groups`` (optional)
-    An integer per predicate; the predicates of a group are nested sets (tabular: the bounds
-    on one side of a feature, ``age <= 28`` inside ``age <= 36``). A rule is extended by a
-    predicate of a group it already has only to narrow it; the wider predicate is then left
-    out of the printed anchor. Default: every predicate a group of its own.
-``predicate_features`` and ``sample(..., return_native=True)`` (optional)
-    For samplers that build a perturbation from a random reference row (tabular): the
-    feature each predicate constrains, and which predicates the reference row satisfied
-    before the anchor was imposed. They enable the stratified estimate of
-    :class:`StratifiedArms`.
-
-``stream_windows(requests, seed, cache, return_holds)``, ``stream_namespace`` (optional)
-    Samplers whose ``D(z | A)`` depends on the predicates of ``A`` and not on the instance
-    (tabular) offer streams: sample ``i`` of a predicate set depends on the seed, the set and
-    ``i`` only. Searches of different rows then read the same samples and share their
-    predictions through :class:`skanchors._cache.SampleCache`, without changing any result.
-    ``requests`` lists ``(anchor, start, stop)`` windows of streams, all read at once (one
-    bandit step's draws); the answer is ``(keys, holds, native, hashes, memos)`` over all of
-    them: ``hashes`` are the :func:`~skanchors._cache.row_hash` of the keys, computed once
-    per stream block rather than once per search; with ``return_holds=False`` the holds
-    matrix is None (asked by stores that do not keep it); ``memos`` are
-    ``(memo, lo, hi)`` segments, one per stream block read, where the search keeps the
-    labels of those rows of the block (see :meth:`_Predictions._label`). A store keeps a
-    streamed sample as its place in its stream, and reads the keys of the examples again
-    from the streams when the search ends.
-``stream_windows(..., return_base=True)`` and ``native_of(base, columns=None)`` (optional)
-    The base rows (indices) in place of ``native``, and the native values of base rows
-    (the cells ``[base, columns]`` with ``columns``): the store then keeps one integer per
-    streamed sample instead of its row of ``native``.
+The search talks to an *instance sampler* (one explained row, document or image) through the
+protocol of :mod:`skanchors.samplers._protocol` (:class:`~skanchors.samplers.InstanceSampler`
+and its :class:`~skanchors.samplers.Capabilities`), and to the bandit through arms
+(:mod:`skanchors._arms`); it never asks which modality the instance is.
 
 Samples are stored once (their keys or places in streams, their labels, and what the estimate
 needs of them: which predicates they satisfy, or their base rows) and reused by every candidate
@@ -82,6 +27,7 @@ from ._bandit import _ranking, arm_bounds, arm_means
 from ._reference import ReferenceArms, ReferenceStore
 from ._samples import CandidateArms, SampleStore, _key_dtype  # noqa: F401 (re-exported)
 from ._stratified import StratifiedArms, _arm_kernel  # noqa: F401 (re-exported)
+from .samplers._protocol import check_instance
 
 __all__ = [
     "SampleStore",
@@ -193,13 +139,14 @@ def beam_search(
     the bandit on precision) by one predicate, and stop when no extension can beat the coverage
     of the best anchor found, or at ``max_anchor_size`` predicates.
     """
-    make_store = ReferenceStore if getattr(instance, "draws_reference_rows", False) else SampleStore
+    check_instance(instance)
+    make_store = ReferenceStore if instance.capabilities.reference_rows else SampleStore
     store = make_store(instance, predict, target, rng, shared)
     d = instance.n_predicates
     # Predicates of one group are nested (tabular: the bounds on one side of a feature): a
     # rule gains one only if it is narrower than the rule's own (the wider one is then
     # redundant, and left out of the anchor as printed; see SearchResult.shown).
-    groups = getattr(instance, "predicate_groups", None)
+    groups = instance.predicate_groups
     if groups is None:
         groups, width = list(range(d)), None
     else:
@@ -256,12 +203,12 @@ def beam_search(
         # anchor: its only use is to choose the rules the next round extends, and those are
         # then simply the most precise ones, without the bandit's epsilon-identification
         # (whose samples at precisions far from 0 or 1 are the search's most expensive).
-        # Tables only: a text sample counts for every candidate whose words it kept, so there
-        # the bandit ranks the candidates from shared samples while the check would sample
-        # each of them (more rows for the same valid anchors).
-        tabular = isinstance(arms, (StratifiedArms, ReferenceArms))
+        # Only for arms that say it pays (capabilities.hopeless_rounds: the tabular ones): a
+        # text sample counts for every candidate whose words it kept, so there the bandit
+        # ranks the candidates from shared samples while the check would sample each of
+        # them (more rows for the same valid anchors).
         if (
-            tabular
+            arms.capabilities.hopeless_rounds
             and n_best < len(candidates)
             and _below_threshold(
                 arms,
@@ -322,7 +269,7 @@ def beam_search(
     arms.coverage = instance.coverage(pool)
     pick = bandit.select(arms, 1, epsilon=epsilon, delta=delta, batch_size=batch_size)
     best = pool[int(np.asarray(pick)[-1])]
-    if getattr(arms, "n_available", None) is not None:
+    if arms.capabilities.finite_supply:
         best = pool[int(np.argmax(arm_bounds(arms, np.arange(len(pool)), beta)[0]))]
     cov = float(instance.coverage([best])[0])
     return SearchResult(best, order[best], False, store, cov, beta, groups, width)

@@ -1,6 +1,9 @@
 """The stratified estimate of a candidate's precision from its parent's samples
-(:class:`StratifiedArms`), and the loading of its compiled counts and bounds
-(:mod:`skanchors._arm_kernels`)."""
+(:class:`StratifiedArms`).
+
+Its counts, estimates and bounds have compiled twins in the speed layer (stratum counts,
+stratified bounds, extreme bounds, precision estimates; see :mod:`skanchors._compiled`), used
+when registered and switched on, the same to the last bit."""
 
 from __future__ import annotations
 
@@ -8,26 +11,23 @@ import math
 
 import numpy as np
 
-from ._bounds import (
-    SCALAR_ARMS,
-    _two_term_rate_scalar,
-    stratified_bound_scalar,
-    stratified_kl_bounds,
-)
-from ._numba import compiled
+from . import _compiled
+from ._arms import Arms, ArmsCapabilities
+from ._bounds import stratified_bound, two_term_rate
 
 __all__ = ["StratifiedArms"]
 
-_ARM_KERNEL = None  # the compiled stratum counts and bounds; False: numba missing or disabled
+# The compiled twins of StratifiedArms' loops, by the names they are registered under.
+_KERNEL_NAMES = ("stratum_counts", "stratified_bounds", "extreme_bounds", "precision_estimates")
 
 
 def _arm_kernel():
-    """``(stratum_counts, stratified_bounds)`` of :mod:`skanchors._arm_kernels`, compiled, or
-    None (numba missing, or ``SKANCHORS_NUMBA=0``)."""
-    global _ARM_KERNEL
-    if _ARM_KERNEL is None:
-        _ARM_KERNEL = compiled(_load_arm_kernel) or False
-    return _ARM_KERNEL or None
+    """The compiled ``(stratum_counts, stratified_bounds, extreme_bounds,
+    precision_estimates)``, loaded (compiled) at the first call, or None where compiled
+    kernels are not in use (numba missing, ``SKANCHORS_NUMBA=0``, the speed layer not loaded
+    or switched off)."""
+    kernels = tuple(_compiled.kernel(name) for name in _KERNEL_NAMES)
+    return None if None in kernels else kernels
 
 
 _RATES = np.zeros(0)  # _RATES[j]: the two-strata rate of j / 8 (see _rate_table)
@@ -37,68 +37,18 @@ _MAX_TABLED_RATE = 4096.0
 
 def _rate_table(at):
     """The two-strata rates of every multiple of 1/8 up to ``at`` (and beyond), as an array:
-    the rates the compiled :meth:`StratifiedArms._extreme_bound_small` reads for the rounded
-    rates its bounds were computed at."""
+    the rates the compiled extreme bounds read for the rounded rates their bounds were
+    computed at."""
     global _RATES
     need = int(at * 8.0) + 1
     table = _RATES
     if need > len(table):
         size = max(need, 2 * len(table), 256)
-        table = _RATES = np.array([_two_term_rate_scalar(j / 8.0) for j in range(size)])
+        table = _RATES = np.array([two_term_rate(j / 8.0) for j in range(size)])
     return table
 
 
-def _load_arm_kernel():
-    from ._arm_kernels import (
-        extreme_bound_small,
-        precision_estimates,
-        stratified_bounds,
-        stratum_counts,
-    )
-
-    # compile now (or load numba's cached machine code), and check: arm 0 is its own
-    # sample's, arm 1 a child of its parent's
-    counts = [np.zeros(2) for _ in range(4)]
-    changed = np.zeros(2, dtype=bool)
-    stratum_counts(
-        np.array([1, 0], dtype=np.int64), np.array([[False], [True], [False]]),
-        np.array([1, 2], dtype=np.intp), np.array([3, 3], dtype=np.int64), 3,
-        np.array([-1, 0], dtype=np.intp),
-        np.zeros((2, 1), dtype=np.intp), np.array([0, 1], dtype=np.intp),
-        np.array([1], dtype=np.intp), *counts, changed,
-    )  # fmt: skip
-    if [c.tolist() for c in counts] != [[1, 0], [1, 0], [0, 0], [0, 0]] or not changed.all():
-        raise RuntimeError("compiled stratum counts failed their check")
-    # one arm with two strata, one with one
-    table = [[40.0, 30.0], [38.0, 20.0], [25.0, 0.0], [20.0, 0.0], [0.7, 0.4]]
-    n1, pos1, n2, pos2, pi = (np.array(column) for column in table)
-    rate = _two_term_rate_scalar(3.0)
-    for lower in (True, False):
-        values = np.zeros(2)
-        stratified_bounds(n1, pos1, n2, pos2, pi, np.arange(2), 3.0, rate, lower, values)
-        want = [
-            stratified_bound_scalar(k1 / m1, m1, k2 / m2 if m2 else 0.0, m2, w, 3.0, lower)
-            for m1, k1, m2, k2, w in zip(*table)
-        ]
-        if values.tolist() != want:
-            raise RuntimeError("compiled bounds failed their check")
-        # the most extreme bound of the two arms, both computed here (none cached yet)
-        beta, values = np.full(2, np.nan), np.zeros(2)
-        pos, best = extreme_bound_small(
-            np.arange(2), 3.0, 3.0, not lower, 1, beta, values, n1, pos1, n2, pos2, pi,
-            _rate_table(3.0), _PRUNE_MARGIN,
-        )  # fmt: skip
-        top = int(np.argmax(want)) if not lower else int(np.argmin(want))
-        if pos.tolist() != [top] or best.tolist() != [want[top]] or beta.tolist() != [3.0] * 2:
-            raise RuntimeError("compiled extreme bounds failed their check")
-    estimates = precision_estimates(n1, pos1, n2, pos2, pi)
-    want = [w * a + (1.0 - w) * b for w, a, b in ((0.7, 0.95, 0.8), (0.4, 2 / 3, 2 / 3))]
-    if estimates.tolist() != want:
-        raise RuntimeError("compiled precision estimates failed their check")
-    return stratum_counts, stratified_bounds, extreme_bound_small, precision_estimates
-
-
-class StratifiedArms:
+class StratifiedArms(Arms):
     """Candidates ``parent + (q,)`` whose precision uses the parent's samples, without bias.
 
     The tabular ``D(z | A)`` starts from a random reference row (the base row) and replaces the
@@ -123,6 +73,13 @@ class StratifiedArms:
         Each candidate is its parent plus one predicate.
     """
 
+    capabilities = ArmsCapabilities(
+        pulls_each=True,
+        own_estimator=True,
+        extreme_bounds=True,
+        parent_draws=True,
+        hopeless_rounds=True,
+    )
     _kernel = _bounds_kernel = None  # the compiled counts and bounds (set in __init__)
 
     def __init__(self, store, candidates, parents):
@@ -192,8 +149,8 @@ class StratifiedArms:
 
         Work grows with the samples of each arm and the parent samples times the parent's
         children, not with every sample times every arm (a table with 60 features has about
-        60 arms a round). With numba (the ``fast`` extra) compiled code counts them
-        (:mod:`skanchors._arm_kernels`), the same counts.
+        60 arms a round). The compiled ``stratum_counts`` (the speed layer's, where in use)
+        counts them one sample at a time: the same counts.
         """
         if stop <= start:
             return
@@ -266,8 +223,8 @@ class StratifiedArms:
         """Draw ``n`` samples of ``D(z | C)`` for each arm ``C``, in one model call.
 
         The draws are not restricted to one stratum: unrestricted draws also serve the arm's
-        own children (as their parent samples). Drawing only from the stratum whose
-        uncertainty weighs more was measured: 1.9 times the rows on Adult.
+        own children (as their parent samples), which draws restricted to the stratum whose
+        uncertainty weighs more would not.
         """
         self.pull_each(indices, [n] * len(indices))
 
@@ -288,7 +245,7 @@ class StratifiedArms:
         m = len(self.candidates)
         p = np.zeros(m) if parent_precision is None else np.asarray(parent_precision, float)
         upper = [
-            stratified_bound_scalar(q, pi * n, 0.0, 0, pi, beta, False)
+            stratified_bound(q, pi * n, 0.0, 0, pi, beta, False)
             for q, pi in zip(p.tolist(), self.pi.tolist())
         ]
         return np.asarray(upper) < threshold
@@ -318,22 +275,11 @@ class StratifiedArms:
         if self._estimates is None:
             # A stratum without samples is guessed from the other one (for ranking only: its
             # bounds stay trivial).
-            if len(self.pi) <= SCALAR_ARMS and self._estimates_kernel is not None:
-                # the plain-float arithmetic below, compiled
+            if self._estimates_kernel is not None:
+                # the arithmetic below, compiled
                 self._estimates = self._estimates_kernel(
                     self.n1, self.pos1, self.n2, self.pos2, self.pi
                 )
-            elif len(self.pi) <= SCALAR_ARMS:
-                # the same arithmetic in plain floats (numpy's per-call overhead would cost
-                # more than the arithmetic for a round's few arms)
-                columns = (self.n1, self.pos1, self.n2, self.pos2, self.pi)
-                values = []
-                for n1, k1, n2, k2, pi in zip(*(c.tolist() for c in columns)):
-                    p1 = k1 / n1 if n1 > 0 else None
-                    p2 = k2 / n2 if n2 > 0 else p1
-                    p1 = p2 if p1 is None else p1
-                    values.append(0.0 if p1 is None else pi * p1 + (1.0 - pi) * p2)
-                self._estimates = np.array(values, dtype=float)
             else:
                 p1, p2 = self._strata(slice(None))
                 p1, p2 = np.where(np.isnan(p1), p2, p1), np.where(np.isnan(p2), p1, p2)
@@ -348,7 +294,7 @@ class StratifiedArms:
         Bounds are cached per arm until its counts change. They are computed at ``beta``
         rounded *up* to a multiple of 1/8 and reused for any smaller rate (a larger rate only
         widens them), so KL-LUCB's slowly growing exploration rate recomputes mostly the arms
-        pulled since the last round; up to ``SCALAR_ARMS`` arms are computed in plain floats.
+        pulled since the last round.
         """
         indices = np.asarray(indices, dtype=np.intp)
         beta = float(beta)
@@ -381,53 +327,8 @@ class StratifiedArms:
         """
         indices = np.asarray(indices, dtype=np.intp)
         beta = float(beta)
-        if indices.size <= SCALAR_ARMS:
-            return self._extreme_bound_small(indices, beta, side, k)
-        at = math.ceil(beta * 8.0) / 8.0
-        sign = 1.0 if side == "upper" else -1.0  # maximise sign * bound
-        cached_beta, values = self._cache[side]
-        cb = cached_beta[indices]
-        exact = cb >= beta
-        changed = np.isnan(cb)
-        must = indices[changed]
-        if must.size:
-            self._compute(must, at, side)
-            exact = exact | changed
-        movable = ~exact
-        if movable.any():
-            # Optimistic values of the arms whose bound was computed at a smaller rate.
-            c = self.precision_estimates()[indices[movable]]
-            old = values[indices[movable]]
-            old_at = cb[movable]
-            s = np.maximum(at / old_at, _two_term_rate_array(at) / _two_term_rate_array(old_at))
-            optimistic = sign * (c + s * (old - c))
-            order = np.argsort(-optimistic, kind="stable")
-            todo = indices[movable][order]
-            optimistic = optimistic[order]
-            known = sign * values[indices[exact]]
-            if known.size < k:
-                # Too few exact bounds: compute the most promising arms first.
-                first = todo[: k - known.size]
-                self._compute(first, at, side)
-                known = np.concatenate([known, sign * values[first]])
-                todo, optimistic = todo[len(first) :], optimistic[len(first) :]
-            # The k-th best exact bound: arms that might reach it (margin: the solvers'
-            # tolerance) get computed.
-            kth = np.sort(known)[-k] if known.size >= k else -np.inf
-            reach = todo[optimistic >= kth - _PRUNE_MARGIN]
-            if reach.size:
-                self._compute(reach, at, side)
-        # Skipped arms are below the k-th best by more than the margin (exact or not).
-        score = np.where(cached_beta[indices] >= beta, sign * values[indices], -np.inf)
-        pos = np.argsort(-score, kind="stable")[:k]
-        pos = pos[np.isfinite(score[pos])]
-        return pos, values[indices[pos]].copy()
-
-    def _extreme_bound_small(self, indices, beta, side, k):
-        """:meth:`extreme_bound` in plain floats, for up to ``SCALAR_ARMS`` arms (the same
-        operations in the same order, so the same answer: numpy's per-call overhead would
-        cost more than the arithmetic). With numba (the ``fast`` extra) compiled code does
-        it (:func:`skanchors._arm_kernels.extreme_bound_small`), step for step."""
+        # In plain floats (numpy's per-call overhead would cost more than the arithmetic for a
+        # round's arms), or the compiled extreme_bounds, its twin step for step.
         at = math.ceil(beta * 8.0) / 8.0
         cached_beta, values = self._cache[side]
         if self._extreme_kernel is not None and at < _MAX_TABLED_RATE:
@@ -449,11 +350,11 @@ class StratifiedArms:
         if moving:
             # Optimistic values of the arms whose bound was computed at a smaller rate.
             est = self.precision_estimates()
-            rate_at = _two_term_rate_scalar(at)
+            rate_at = two_term_rate(at)
             optimistic = []
             for t in moving:
                 c, old, old_at = float(est[idx[t]]), vals[t], cb[t]
-                s = max(at / old_at, rate_at / _two_term_rate_scalar(old_at))
+                s = max(at / old_at, rate_at / two_term_rate(old_at))
                 optimistic.append(sign * (c + s * (old - c)))
             order = sorted(range(len(moving)), key=lambda u: -optimistic[u])
             todo = [moving[u] for u in order]
@@ -485,8 +386,9 @@ class StratifiedArms:
         """Bounds of arms ``stale`` on side ``name`` at rate ``at``, cached (an index given
         twice is computed twice: callers pass distinct arms)."""
         cached_beta, values = self._cache[name]
-        if stale.size <= SCALAR_ARMS and self._bounds_kernel is not None:
-            # the same bounds as the plain-float path below, to the last bit
+        lower = name == "lower"
+        if self._bounds_kernel is not None:
+            # stratified_bound of each arm, compiled (the same bounds to the last bit)
             self._bounds_kernel(
                 self.n1,
                 self.pos1,
@@ -495,39 +397,21 @@ class StratifiedArms:
                 self.pi,
                 stale,
                 at,
-                _two_term_rate_scalar(at),
-                name == "lower",
+                two_term_rate(at),
+                lower,
                 values,
             )
-        elif stale.size <= SCALAR_ARMS:
-            lower = name == "lower"
+        else:
             counts = zip(*(a[stale].tolist() for a in (self.n1, self.pos1, self.n2, self.pos2)))
             values[stale] = [
-                stratified_bound_scalar(
+                stratified_bound(
                     k1 / n1 if n1 else 0.0, n1, k2 / n2 if n2 else 0.0, n2, pi, at, lower
                 )
                 for (n1, k1, n2, k2), pi in zip(counts, self.pi[stale].tolist())
             ]
-        else:
-            p1, p2 = self._strata(stale, missing=0.0)
-            pi = self.pi[stale]
-            n1, n2 = self.n1[stale], self.n2[stale]
-            bounds = stratified_kl_bounds(
-                np.column_stack([p1, p2]),
-                np.column_stack([n1, n2]),
-                np.column_stack([pi, 1.0 - pi]),
-                at,
-                side=name,
-            )
-            values[stale] = bounds[0] if name == "lower" else bounds[1]
         cached_beta[stale] = at
 
 
 # Pruning in StratifiedArms.extreme_bound keeps every arm within this distance of the k-th best
 # exact bound (the bound solvers stop within about 1e-8 of the exact value).
 _PRUNE_MARGIN = 1e-6
-
-
-def _two_term_rate_array(beta):
-    beta = np.asarray(beta, dtype=float)
-    return np.array([_two_term_rate_scalar(float(b)) for b in beta.ravel()]).reshape(beta.shape)

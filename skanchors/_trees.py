@@ -16,11 +16,12 @@ with less memory traffic.
   scikit-learn's memory, and a forest grown to pure leaves (a random forest's default) holds
   every leaf's value in its nodes, so its traversal reads the nodes alone.
 - A traversal is a chain of dependent loads: each node's address comes from the one before.
-  Six rows are walked down a tree in lockstep (:data:`~skanchors._tree_kernels.LANES`), so
-  their loads overlap instead of waiting one after another, each step to the left or right
-  child computed rather than branched to. From 64 rows on, after the first
-  tree the rows are taken in the order of the leaf they reached there: alike rows one after
-  the other find the same nodes in cache. Each row still sums its trees in the forest's order.
+  Six rows are walked down a tree in lockstep (``LANES`` of
+  :mod:`skanchors._speed.kernels.trees`), so their loads overlap instead of waiting one after
+  another, each step to the left or right child computed rather than branched to. From 64
+  rows on, after the first tree the rows are taken in the order of the leaf they reached
+  there: alike rows one after the other find the same nodes in cache. Each row still sums
+  its trees in the forest's order.
 - Deciding only the class (``forest_labels``), a row leaves at the first tree past half where
   its leading class is ahead by more than the remaining trees could close (each tree adds
   class fractions in [0, 1], so moves any difference between two classes by at most 1).
@@ -39,8 +40,9 @@ Thresholds. scikit-learn compares a float32 feature value with a float64 thresho
 float32 ``x`` and any ``t``, ``x <= t`` exactly when ``x <= f``, with ``f`` the largest float32
 not above ``t``, so the threshold is stored as that float32 and the comparison is unchanged.
 
-Nothing here is imported by ``import skanchors``: numba is loaded at the first forest's
-``fit`` (its code compiled once and cached on disk by numba). Setting the
+The compiled traversal is the speed layer's (:mod:`skanchors._speed.kernels.trees`), asked
+for by name through :mod:`skanchors._compiled`: numba is loaded at the first forest's ``fit``
+(its code compiled once and cached on disk by numba), not by ``import skanchors``. Setting the
 environment variable ``SKANCHORS_NUMBA=0`` keeps to scikit-learn's traversal.
 """
 
@@ -48,9 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba import compiled
-
-_KERNELS = None  # (forest_sums, forest_labels, boosting_add) once compiled; False: no numba
+from . import _compiled
 
 # Boosting stages deeper than this keep to scikit-learn's own loop (a complete tree of depth
 # k takes 2**k leaves; gradient boosting's default depth is 3).
@@ -58,45 +58,13 @@ MAX_COMPLETE_DEPTH = 8
 
 
 def kernels():
-    """The compiled ``(forest_sums, forest_labels, boosting_add)`` functions, or None without
-    numba (or with ``SKANCHORS_NUMBA=0``)."""
-    global _KERNELS
-    if _KERNELS is None:
-        _KERNELS = compiled(_load) or False
-    return _KERNELS or None
-
-
-def _load():
-    from ._tree_kernels import boosting_add, forest_labels, forest_sums
-
-    # compile now (or load numba's cached machine code), where a failure only means
-    # scikit-learn's traversal: two trees that are single leaves, the first holding its value
-    # (0.75) in the node, the second pointing to its row of values (NaN in the node)
-    X = np.zeros((1, 1), dtype=np.float32)
-    roots = np.arange(2, dtype=np.int64)
-    nodes = np.array([[0, 1], [0, 1]], dtype=np.int32)
-    thresholds = nodes.view(np.float32)
-    thresholds[:, 0] = [0.75, np.nan]
-    values = np.array([[0.125, 0.875]])
-    parts = (roots, nodes, thresholds, values, 1)
-    if (
-        forest_sums(X, *parts)[0].tolist() != [0.375, 1.625]
-        or forest_labels(X, *parts, 1e-6)[0] != 1
-    ):
-        raise RuntimeError("compiled forest traversal failed its check")
-    # one stump, threshold 0.5: the row (0) goes left, to the leaf value 0.25
-    raw = boosting_add(
-        X,
-        np.zeros((1, 1), dtype=np.int32),
-        np.full((1, 1), 0.5, dtype=np.float32),
-        np.array([[0.25, 0.75]]),
-        np.zeros(1, dtype=np.int64),
-        1,
-        np.ones((1, 1)),
+    """The compiled ``(forest_sums, forest_labels, boosting_add)`` of the speed layer, or None
+    where compiled kernels are not in use (numba missing, ``SKANCHORS_NUMBA=0``, switched off;
+    see :mod:`skanchors._compiled`): scikit-learn's own traversal then runs."""
+    found = tuple(
+        _compiled.kernel(name) for name in ("forest_sums", "forest_labels", "boosting_add")
     )
-    if raw[0, 0] != 1.25:
-        raise RuntimeError("compiled boosting traversal failed its check")
-    return forest_sums, forest_labels, boosting_add
+    return None if None in found else found
 
 
 def _float32_below(thresholds):

@@ -262,6 +262,7 @@ def _load_model(path, option="--model", methods=("predict_proba", "predict")):
 def cmd_explain(args, out=None):
     out = sys.stdout if out is None else out
     from . import AnchorExplainer, NoAnchorWarning
+    from .samplers import TabularSampler
 
     _writable(args.json, "--json")
     model = _load_model(args.model)
@@ -282,8 +283,7 @@ def cmd_explain(args, out=None):
         model,
         threshold=args.threshold,
         beam_size="auto" if args.beam_size is None else args.beam_size,
-        perturbation=args.perturbation,
-        bounds=args.bounds,
+        sampler=TabularSampler(perturbation=args.perturbation, bounds=args.bounds),
         random_state=args.random_state,
         n_jobs=args.n_jobs,
     )
@@ -502,14 +502,14 @@ def build_parser():
         default="auto",
         help="what precision is measured on: the reference rows that satisfy a rule, the "
         "reference rows with values replaced, or the first where a rule validates on them, "
-        "else the second (default; see AnchorExplainer)",
+        "else the second (default; see TabularSampler)",
     )
     ex.add_argument(
         "--bounds",
         choices=("interval", "bin", "all"),
         default="interval",
         help="a numeric feature's predicates: its bin (default), the bin's two edges, or "
-        "every edge (see AnchorExplainer)",
+        "every edge (see TabularSampler)",
     )
     ex.add_argument("--json", help="write the anchors as JSON to this file")
     ex.set_defaults(func=cmd_explain, parser=ex)

@@ -22,24 +22,22 @@ from ._base import (
     BaseExplainer,
     _check_reference_data,
     check_model_columns,
-    is_image_sampler,
     n_workers,
     outside_stacklevel,
     row_seed,
-    take_rows,
 )
 from ._cache import SampleCache
-from ._explain_rows import _explain_chunk, _plain, _Regression, _reuse, _row_identity, _search_key
+from ._config import check_cache_size, get_config
+from ._explain_rows import _explain_chunk, _plain, _reuse, _row_identity, _search_key
+from ._moved import carry, hide_moved, refuse_unknown, warn_moved
+from ._scoring import AnchorScorer
 from ._search import _MAX_VALIDATION_SAMPLES, _arm_kernel
 from ._validation import check_model
+from ._warnings import NoAnchorWarning
 from .discretizers import EdgesDiscretizer, TreeDiscretizer, bin_spread
 from .models import RegressionModel, as_probability_model
 
 __all__ = ["AnchorExplainer", "NoAnchorWarning"]
-
-
-class NoAnchorWarning(UserWarning):
-    """No candidate rule reached the precision threshold; the best one is returned."""
 
 
 class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
@@ -64,10 +62,11 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         model's fitted attributes are fingerprinted at ``fit``) and read the model again:
         its classes, its compiled trees and a new cache, as a new :meth:`fit` on the same
         reference data would; with ``balance=True``, a regression tolerance in standard
-        deviations or bins cut where the model's predictions change (``discretizer="tree"``,
-        a regressor's default), which come from the old model's predictions on the reference
-        data, they raise a ``ValueError`` asking for :meth:`fit` again. A plain function cannot be
-        fingerprinted: fit the explainer again if it changes.
+        deviations or bins cut where the model's predictions change (the sampler's
+        ``discretizer="tree"``, a regressor's default), which come from the old model's
+        predictions on the reference data, they raise a ``ValueError`` asking for :meth:`fit`
+        again. A plain function cannot be fingerprinted: fit the explainer again if it
+        changes.
     threshold : float in (0, 1], default=0.95
         The paper's tau: the precision a rule must reach to be an anchor.
     delta : float in (0, 1), default=0.1
@@ -83,8 +82,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         (superpixels outside the few that hold the prediction are alike in precision, and
         telling the runner-up among them apart took most of the samples). The beam keeps
         the most precise candidates, which tend to be narrow: a wide beam keeps the broad
-        ones that become anchors a predicate later, and on reference rows (``perturbation``)
-        it costs few predictions, since one reference row serves every rule it satisfies. A
+        ones that become anchors a predicate later, and on reference rows (the sampler's
+        ``perturbation``) it costs few predictions, since one reference row serves every rule
+        it satisfies. A
         document's anchors are a word or two long with the default sampler, and a wide beam
         there only multiplies the predictions.
     max_anchor_size : int >= 1 or None, default=None
@@ -93,70 +93,33 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
     batch_size : int >= 1, default=100
         Perturbations drawn per candidate and bandit step. A step draws at most 100,000 per
         candidate, the most any rule is validated on: a larger value draws that many.
-    discretizer : {"auto", "quartile", "decile", "tree"} or transformer, default="auto"
-        Binning of numeric features into bins whose edges make the predicates (see
-        ``bounds``); see :mod:`skanchors.discretizers`. ``"quartile"`` and ``"decile"``:
-        percentiles of the reference data. ``"tree"``: where the model's prediction changes
-        (:class:`~skanchors.discretizers.TreeDiscretizer`, fitted on the model's predictions
-        on the reference rows; only predictions, never the model's internals). For a
-        regressor its bins are narrow enough for the band: the predictions in a bin spread
-        by at most ``bin_spread(tolerance_, threshold)`` (a third of ``tolerance_`` at the
-        defaults), so each hour of a commute peak gets a bin of its own and the night hours
-        share one; quartiles put 8 h and 11 h in one bin, and few rows of such a model get
-        an anchor. For a classifier, bins in which one class holds ``threshold`` of the
-        rows: more rows get an anchor than with quartiles, and narrower ones. ``"auto"``:
-        ``"tree"`` for a regressor on a table, ``"quartile"`` otherwise. A
-        ``TreeDiscretizer`` given as such is fitted on the model's predictions (the class
-        indices for a classifier) with its own settings.
-    categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
-        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
-        (in an object array, the columns whose values are not all numbers). A list or mask
-        replaces ``"auto"``: it names every categorical feature, the non-numeric ones too (a
-        number that is a column's name is that column, as in ``pd.DataFrame(array)``; other
-        numbers are positions).
-    perturbation : {"auto", "reference", "replace"}, default="auto"
-        Tables only: the distribution ``D(z | A)`` precision is measured on, which each
-        anchor states in ``Anchor.perturbation``. ``"reference"``: the reference rows that
-        satisfy the rule, unchanged (the data's own conditional distribution): an anchor's
-        precision is that of the data the model is used on, as a held-out check measures it,
-        and every reference row drawn serves every rule it satisfies, so wide beams and rows
-        explained together cost few predictions. The search chooses rules on one random half
-        of the reference rows and validates them on the other, so a rule needs enough rows
-        to be validated (a few hundred at the defaults), and the reference data should be data
-        the model was not fitted on when the model memorises its training rows (a random
-        forest or a large network predicts their labels there). ``"replace"`` (Ribeiro et
-        al.): a random reference row whose values that break the rule are replaced by values
-        of rows that keep it, so rules are also tested on value combinations the data lacks:
-        stricter, narrower rules, and as many samples as the search wants. ``"auto"``: the
-        reference rows first and, for a row where no rule validates on them, the replaced
-        rows, each search at half of ``delta``: broad rules where the data can show them,
-        and an anchor for every row (the user guide compares the three on the Anchors paper's
-        protocol). See :class:`~skanchors.samplers.TabularSampler`.
-    bounds : {"interval", "bin", "all"}, default="interval"
-        Tables only: the predicates of a numeric feature. ``"interval"``: the row's bin as
-        one predicate (``23 < Age <= 28`` for a passenger of 25 with Age cut at 23, 28 and
-        36; ``Age <= 23`` for one of 21): a rule keeps a numeric feature to the row's bin or
-        leaves it free. ``"bin"``: the bin's two edges, each a predicate of its own
-        (``Age > 23``, ``Age <= 28``), so a rule may keep one side of the bin only
-        (``Age > 23``, which also covers passengers of 60). ``"all"``: the bound the row
-        satisfies at every edge, as alibi and the authors' code have it (``Age <= 23``,
-        ``Age <= 28``, ``Age <= 36``), so a rule can span several bins and be as broad as the
-        model allows; a rule still holds at most one bound per side of a feature. Broader
-        predicates give broader rules that hold less often on real rows (held-out precision
-        and coverage of each choice: :doc:`/performance`).
     sampler : sampler object or None, default=None
-        The perturbation distribution. ``None``: a
-        :class:`~skanchors.samplers.TabularSampler` built from these parameters for tables,
-        ``UnkSampler()`` for documents (words outside the rule become ``"UNK"``; the global
-        aggregators' default too), ``ImageSampler()`` for images (an array (n, H, W) or
-        (n, H, W, C): superpixels kept or filled with their mean colour; see
-        :class:`~skanchors.samplers.ImageSampler` for other segmentations and fills). Pass
+        The perturbation distribution ``D(z | A)``, and with it the predicates. ``None``:
+        ``TabularSampler()`` for tables, ``UnkSampler()`` for documents (words outside the
+        rule become ``"UNK"``; the global aggregators' default too), ``ImageSampler()`` for
+        images (an array (n, H, W) or (n, H, W, C): superpixels kept or filled with their
+        mean colour). A table's options are
+        the :class:`~skanchors.samplers.TabularSampler`'s: ``discretizer`` (the bins whose
+        edges make the predicates: quartiles, deciles, or ``"tree"``, cut where the model's
+        prediction changes, the default for a regressor), ``categorical_features``,
+        ``perturbation`` (``"reference"`` rows, rows whose values are ``"replace"``-d, or
+        ``"auto"``: both, the reference rows first) and ``bounds`` (the predicates of a
+        numeric feature), e.g. ``sampler=TabularSampler(perturbation="replace",
+        bounds="all")``; a grid search tunes them as ``sampler__perturbation``. An image's
+        are the :class:`~skanchors.samplers.ImageSampler`'s: ``segmentation`` (SLIC,
+        quickshift, Felzenszwalb or a callable), ``segmentation_params``, ``fill`` and
+        ``keep_proba``, e.g. ``sampler=ImageSampler(segmentation="quickshift",
+        fill="blur")``. Pass
         :class:`~skanchors.samplers.CorpusSampler`,
         :class:`~skanchors.samplers.MaskedLMSampler` or ``UnkSampler(token=None)`` to
         perturb text otherwise, or your own (see :class:`~skanchors.samplers.TabularSampler`
-        for the protocol). When given, ``discretizer``, ``categorical_features``,
-        ``perturbation`` and ``bounds`` must stay at their defaults: the sampler carries its
-        own.
+        for the protocol). The sampler is cloned in :meth:`fit`; a ``discretizer`` named by
+        a string (``"auto"``, ``"tree"``) is set up there for the model: ``"tree"`` bins in
+        which one class holds ``threshold`` of the rows (a classifier), or whose predictions
+        spread by at most ``bin_spread(tolerance_, threshold)`` (a regressor: each hour of a
+        commute peak gets a bin of its own and the night hours share one); a
+        :class:`~skanchors.discretizers.TreeDiscretizer` object is fitted on the model's
+        predictions with its own settings.
     balance : bool, default=False
         Tables only. Class-balance the reference data over the model's predictions before
         sampling (recommended for imbalanced problems: otherwise majority-class rows get
@@ -180,39 +143,6 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         Regression only: ``tolerance`` is in standard deviations of the model's predictions
         on the reference data (``"std"``, so 0.25 means a quarter of the spread of the
         predictions) or in the target's own units (``"absolute"``).
-    score_rows : int or None, default=50
-        :meth:`score` explains at most this many rows of its input (chosen with
-        ``random_state``); ``None`` explains all of them.
-    score_threshold : float in (0, 1] or None, default=0.95
-        The precision an anchor must keep on held-out rows to count in :meth:`score`. It is
-        fixed, not ``threshold``, so that model selection over ``threshold`` compares every
-        setting against the same requirement (against its own threshold, the loosest setting
-        would win: its broad rules need only be right that often). ``None`` uses
-        ``threshold``.
-    score_tolerance : float > 0 or None, default=0.25
-        Regression only: the band :meth:`score` checks held-out predictions against, in
-        standard deviations of the model's predictions on the reference data. Fixed for the
-        reason ``score_threshold`` is: against its own ``tolerance`` a grid over
-        ``tolerance`` would pick the widest band, whose empty rule holds every prediction
-        within it. ``None`` uses ``tolerance_``.
-    cache_size : int >= 0, default=250_000
-        Perturbations are drawn from *streams*: the ``i``-th sample for a rule depends only
-        on the rule's predicates (``Age <= 37``, the same for every row in that bin), ``i``
-        and ``random_state``, so the searches of different rows read the same samples. The
-        fitted explainer keeps the model's predictions on up to ``cache_size`` of them and
-        later searches, in this or later calls, reuse them without a model call. A row
-        whose predicates are another's in the reference data's terms (the same bins and
-        categories), anchoring the same class, goes through that row's search sample for
-        sample: the explainer also keeps what its searches found (up to 10,000 of them) and
-        gives such a row the earlier anchor without searching again. Text has no streams: a
-        document explained again (the same text, anchoring the same class) gets its first
-        search's anchor. This only changes costs: the anchors are the same for any
-        ``cache_size`` (0 keeps nothing).
-        Each kept prediction takes about 250 bytes with its perturbation (measured on
-        Adult's 14 columns: the default then holds up to about 60 MB). The cache assumes
-        the model does not change; :meth:`fit` starts a new one, and so does a model refitted in
-        place (see ``estimator``). The cache is not pickled: a saved or copied explainer starts
-        with an empty one.
     n_jobs : int or None, default=None
         Rows are explained in parallel with joblib (any backend, e.g. dask through
         ``joblib.parallel_config``). ``None`` means 1 unless in a joblib context. The rows are split
@@ -229,6 +159,14 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         ``n_jobs`` and whether rows are explained alone or together.
     verbose : int, default=0
         Print one line per explained row when positive.
+
+    The explainer keeps the model's predictions on perturbations, and the anchors its
+    searches found, for later searches: :func:`skanchors.set_config` (``cache_size``) bounds
+    that cache. The held-out score that model selection maximises is :func:`anchor_scorer`'s.
+    The keyword arguments ``discretizer``, ``categorical_features``, ``perturbation``,
+    ``bounds`` (now the sampler's), ``score_rows``, ``score_threshold``, ``score_tolerance``
+    (now :func:`anchor_scorer`'s) and ``cache_size`` (now :func:`skanchors.set_config`'s) are
+    still accepted, with a ``FutureWarning``, until skanchors 0.3.
 
     Attributes
     ----------
@@ -254,7 +192,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
     >>> anchor = explainer.explain(np.array([[0.9, 0.1, 0.5]]))[0]
     >>> [str(p) for p in anchor.predicates], anchor.precision
     (['x0 > 0.7...'], 1.0)
-    >>> wide = AnchorExplainer(model, bounds="all", random_state=0).fit(X)
+    >>> from skanchors.samplers import TabularSampler
+    >>> wide = AnchorExplainer(model, sampler=TabularSampler(bounds="all"), random_state=0)
+    >>> wide = wide.fit(X)
     >>> [str(p) for p in wide.explain(np.array([[0.9, 0.1, 0.5]]))[0].predicates]
     ['x0 > 0.541']
     """
@@ -267,28 +207,18 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         "beam_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "max_anchor_size": [Interval(Integral, 1, None, closed="left"), None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "discretizer": [
-            StrOptions({"auto", "quartile", "decile", "tree"}),
-            HasMethods(["fit", "transform"]),
-        ],
-        "categorical_features": [StrOptions({"auto"}), "array-like"],
-        "perturbation": [StrOptions({"auto", "replace", "reference"})],
-        "bounds": [StrOptions({"bin", "interval", "all"})],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
         "balance": ["boolean"],
         "bandit": [StrOptions({"kl-lucb", "batch-sar"}), HasMethods(["select"])],
         "mode": [StrOptions({"auto", "classification", "regression"})],
         "tolerance": [Interval(Real, 0, None, closed="neither")],
         "tolerance_unit": [StrOptions({"std", "absolute"})],
-        "score_rows": [Interval(Integral, 1, None, closed="left"), None],
-        "score_threshold": [Interval(Real, 0, 1, closed="right"), None],
-        "score_tolerance": [Interval(Real, 0, None, closed="neither"), None],
-        "cache_size": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
+    @hide_moved
     def __init__(
         self,
         estimator,
@@ -299,23 +229,16 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         beam_size="auto",
         max_anchor_size=None,
         batch_size=100,
-        discretizer="auto",
-        categorical_features="auto",
-        perturbation="auto",
-        bounds="interval",
         sampler=None,
         balance=False,
         bandit="kl-lucb",
         mode="auto",
         tolerance=0.25,
         tolerance_unit="std",
-        score_rows=50,
-        score_threshold=0.95,
-        score_tolerance=0.25,
-        cache_size=250_000,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        **moved,
     ):
         self.estimator = estimator
         self.threshold = threshold
@@ -324,23 +247,21 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         self.beam_size = beam_size
         self.max_anchor_size = max_anchor_size
         self.batch_size = batch_size
-        self.discretizer = discretizer
-        self.categorical_features = categorical_features
-        self.perturbation = perturbation
-        self.bounds = bounds
         self.sampler = sampler
         self.balance = balance
         self.bandit = bandit
         self.mode = mode
         self.tolerance = tolerance
         self.tolerance_unit = tolerance_unit
-        self.score_rows = score_rows
-        self.score_threshold = score_threshold
-        self.score_tolerance = score_tolerance
-        self.cache_size = cache_size
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        if moved:
+            _take_moved(self, moved)
+
+    def __sklearn_clone__(self):
+        # (what old keywords set outside the parameters goes to the clone too)
+        return carry(self, super().__sklearn_clone__(), _CARRIED)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -387,11 +308,12 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             else as_probability_model(estimator, labels_only=True)
         )
         sampler = self._make_sampler(X)
-        # (a discretizer named here, for the explainer's own sampler: "auto" or "tree" are
-        # then set up below for the model at hand)
-        named = isinstance(self.discretizer, str) and self.sampler is None
-        tabular = "discretizer" in sampler.get_params()
-        if named and tabular and regression and self.discretizer == "auto":
+        # (a discretizer named by a string, "auto" or "tree", is set up below for the model)
+        discretizer = (sampler.get_params() if hasattr(sampler, "get_params") else {}).get(
+            "discretizer"
+        )
+        named = isinstance(discretizer, str)
+        if named and regression and discretizer == "auto":
             sampler.set_params(discretizer="tree")  # bins where the prediction moves
         supervised = _needs_predictions(sampler)
         weights = predicted = None
@@ -426,10 +348,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         fit_params = {"y": predicted} if supervised else {}
         self.sampler_ = sampler.fit(X, sample_weight=weights, **fit_params)
         check_model_columns(estimator, self.sampler_, X)
-        if hasattr(self.sampler_, "to_model_input"):
-            # Perturbations are made of the reference data's values: a model that can learn
-            # its outputs on them in advance (a Pipeline's ColumnTransformer) does so now.
-            self.model_.prepare(self.sampler_.to_model_input(X))
+        # Perturbations are made of the reference data's values: a model that can learn its
+        # outputs on them in advance (a Pipeline's ColumnTransformer) does so now.
+        self.model_.prepare(self.sampler_.to_model_input(X))
         if regression:
             if predicted is None:
                 self._set_band(self.model_.predict(self.sampler_.to_model_input(X)))
@@ -441,8 +362,8 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         # Streams of perturbations are seeded once per fit, and the model's predictions on
         # them are kept for every later search (see skanchors._cache).
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        self._cache = SampleCache(self.cache_size)
-        if hasattr(self.sampler_, "hash_by_splits"):
+        self._cache = SampleCache(self._cache_size())
+        if self.sampler_.capabilities.stratified:
             # tables: numba's one-time start of the stratified arms' kernels (compiling them,
             # or loading its cached code) belongs to fit, not to the first explanation
             _arm_kernel()
@@ -451,18 +372,6 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         if getattr(self.sampler_, "feature_names_in_", None) is not None:
             self.feature_names_in_ = self.sampler_.feature_names_in_
         return self
-
-    def _tabular_params(self):
-        # (LIME draws unconditioned rows, which both perturbations draw alike, and its
-        # interpretable features are the rows' bins: only anchors have these parameters.)
-        params = {
-            **super()._tabular_params(),
-            "perturbation": self.perturbation,
-            "bounds": self.bounds,
-        }
-        if isinstance(self.discretizer, str) and self.discretizer == "auto":
-            params["discretizer"] = "quartile"  # the sampler's default (fit: "tree" to regress)
-        return params
 
     # ----------------------------------------------------------------- explaining
     def explain(self, X, y=None):
@@ -510,8 +419,8 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             batch_size=min(int(self.batch_size), _MAX_VALIDATION_SAMPLES),
             bandit=make_bandit(self.bandit),
         )
-        if self._cache.max_size != self.cache_size:  # set_params after fit
-            self._cache = SampleCache(self.cache_size)
+        if self._cache.max_size != self._cache_size():  # set_config after fit
+            self._cache = SampleCache(self._cache_size())
         shared = (self._cache, base, self._search_params())
         n_jobs = self.n_jobs
         found, copies = {}, {}
@@ -616,9 +525,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         """``beam_size``, with "auto" resolved for the data the explainer was fitted on."""
         if self.beam_size != "auto":
             return int(self.beam_size)
-        if is_image_sampler(self.sampler_):
+        if self.sampler_.modality == "image":
             return 1
-        return 2 if getattr(self.sampler_, "vocabulary_", None) is not None else 10
+        return 2 if self.sampler_.modality == "text" else 10
 
     def _search_params(self):
         """The parameters a search depends on, hashable, for the cache of searches (see
@@ -660,12 +569,12 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             (``anchor.mask.ravel()``).
         """
         anchors = self.explain(X)
-        if is_image_sampler(self.sampler_):
+        if self.sampler_.modality == "image":
             return np.stack([a.mask.ravel() for a in anchors]).astype(np.int64)
-        vocabulary = getattr(self.sampler_, "vocabulary_", None)
-        if vocabulary is not None:
+        if self.sampler_.modality == "text":
             from scipy import sparse
 
+            vocabulary = self.sampler_.vocabulary_
             rows, cols = [], []
             for i, anchor in enumerate(anchors):
                 for word in {p.value for p in anchor.predicates}:
@@ -686,19 +595,18 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
     def score(self, X, y=None):
         """Held-out coverage of honest anchors: a model-selection criterion.
 
-        Explains up to ``score_rows`` rows of ``X`` and checks each anchor on the *other* rows
-        of ``X`` (held-out data, e.g. a cross-validation fold): an anchor scores its held-out
-        coverage if the model's prediction on the held-out rows it covers agrees with the
-        anchor at least ``score_threshold`` of the time (``threshold`` if None), and 0
-        otherwise. For regression, agreeing means a prediction within ``score_tolerance``
-        standard deviations of the anchor's (``tolerance_`` if None). The score is the mean
-        over explained rows. Higher is better: broad rules that are precise on unseen data;
-        over-general rules score 0.
+        ``anchor_scorer()(self, X)``: explains up to 50 rows of ``X`` and checks each anchor
+        on the *other* rows of ``X`` (held-out data, e.g. a cross-validation fold); an anchor
+        scores its held-out coverage if the model's predictions there agree with it at least
+        95 % of the time (regression: within 0.25 standard deviations), else 0. Pass
+        ``scoring=anchor_scorer(rows=..., threshold=..., tolerance=...)`` to ``GridSearchCV``
+        for other requirements (see :func:`~skanchors.anchor_scorer`).
 
         Parameters
         ----------
         X : DataFrame or array-like
-            Held-out rows, at least 2 (each anchor is checked on the others).
+            Held-out rows, at least 2 (each anchor is checked on the others). Not images:
+            an image anchor names superpixels of its own image (``ValueError``).
         y : None
             Ignored (the model's predictions are what the anchors explain).
 
@@ -706,53 +614,13 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         -------
         score : float in [0, 1]
         """
-        check_is_fitted(self, "sampler_")
-        self._validate_params()
-        if is_image_sampler(self.sampler_):
-            raise ValueError(
-                "score checks anchors on held-out rows they cover; an image anchor names "
-                "superpixels of its own image, and coverage across images is undefined. Use "
-                "perturbation_precision to check image anchors."
-            )
-        model_input = self.sampler_.to_model_input(X)
-        candidates = np.arange(len(model_input))
-        if getattr(self.sampler_, "vocabulary_", None) is not None:
-            from .samplers.text import tokenize
+        return getattr(self, "_scorer", _DEFAULT_SCORER)(self, X, y)
 
-            # Held-out documents without a word (":)") cannot be explained, but are checked.
-            candidates = np.array([i for i in candidates if tokenize(model_input[i])], dtype=int)
-        if len(candidates) == 0:
-            raise ValueError("X has no rows or documents that can be explained.")
-        if len(model_input) < 2:
-            raise ValueError(
-                "score needs at least 2 rows or documents in X: each anchor is checked on the "
-                f"other rows; got {len(model_input)}."
-            )
-        chosen = candidates
-        if self.score_rows is not None and len(candidates) > self.score_rows:
-            rng = check_random_state(self.random_state)
-            chosen = np.sort(rng.choice(candidates, size=self.score_rows, replace=False))
-        bar = self.threshold if self.score_threshold is None else self.score_threshold
-        task = self._task()
-        predicted = task.outcomes(model_input, self)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NoAnchorWarning)
-            anchors = self.explain(take_rows(model_input, chosen))
-        values = []
-        for i, anchor in zip(chosen, anchors):
-            mask = anchor.covers(model_input)
-            mask[i] = False
-            if not mask.any():
-                values.append(0.0)
-                continue
-            agree = task.agrees(predicted[mask], anchor.prediction)
-            if isinstance(task, _Regression) and self.score_tolerance is not None:
-                band = self.score_tolerance * self._spread
-                agree = np.abs(predicted[mask] - anchor.prediction) <= band
-            precision = float(np.mean(agree))
-            # coverage of the other rows, as Anchor.check(..., exclude=i) counts it
-            values.append(mask.sum() / (len(mask) - 1) if precision >= bar else 0.0)
-        return float(np.mean(values))
+    def _cache_size(self):
+        """The cache's size: the configuration's (``skanchors.set_config``), or this
+        explainer's own (``_own_cache_size``: the old ``cache_size=`` keyword, the benchmarks)."""
+        size = getattr(self, "_own_cache_size", None)
+        return get_config()["cache_size"] if size is None else size
 
 
 _SHARE_CALLS_ABOVE = 0.002  # seconds of a one-row model call
@@ -783,3 +651,41 @@ def _is_regressor(estimator):
 
 def _is_plain_callable(obj):
     return callable(obj) and not hasattr(obj, "predict")
+
+
+_DEFAULT_SCORER = AnchorScorer()
+_SAMPLER_OPTIONS = ("discretizer", "categorical_features", "perturbation", "bounds")
+_SCORE_OPTIONS = {
+    "score_rows": "rows",
+    "score_threshold": "threshold",
+    "score_tolerance": "tolerance",
+}
+_CARRIED = ("_scorer", "_own_cache_size")
+
+
+def _take_moved(explainer, moved):
+    """The keywords that moved out of ``AnchorExplainer(...)``, put where they went."""
+    owner = "AnchorExplainer"
+    refuse_unknown(owner, moved, (*_SAMPLER_OPTIONS, *_SCORE_OPTIONS, "cache_size"))
+    options = {k: moved[k] for k in _SAMPLER_OPTIONS if k in moved}
+    if options:
+        from .samplers.tabular import TabularSampler
+
+        spelled = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        if explainer.sampler is not None:
+            raise ValueError(
+                f"{', '.join(options)} configure the tabular sampler; with sampler= given, set "
+                f"them on it: sampler={type(explainer.sampler).__name__}({spelled})."
+            )
+        warn_moved(owner, options, f"AnchorExplainer(..., sampler=TabularSampler({spelled}))")
+        explainer.sampler = TabularSampler(**options)
+    scoring = {new: moved[old] for old, new in _SCORE_OPTIONS.items() if old in moved}
+    if scoring:
+        scorer = AnchorScorer(**scoring)
+        old = [k for k in _SCORE_OPTIONS if k in moved]
+        warn_moved(owner, old, f"GridSearchCV(..., scoring={scorer!r}) (or call that scorer)")
+        explainer._scorer = scorer
+    if "cache_size" in moved:
+        size = check_cache_size(moved["cache_size"], "cache_size")
+        warn_moved(owner, ["cache_size"], f"skanchors.set_config(cache_size={size})")
+        explainer._own_cache_size = size

@@ -68,9 +68,6 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
     >>> clf.predict(images)  # images: uint8 array (n, H, W, 3)  # doctest: +SKIP
     """
 
-    # (the explainers refuse reference data that are not images for it)
-    input_modality = "image"
-
     _parameter_constraints: dict = {
         "model": "no_validation",
         "image_processor": "no_validation",

@@ -45,7 +45,6 @@ from ._base import (
     BaseExplainer,
     _check_reference_data,
     check_model_columns,
-    is_image_sampler,
     n_workers,
     outside_stacklevel,
     row_seed,
@@ -60,6 +59,7 @@ from ._lime_surrogate import (  # noqa: F401 (imported for the tests and benchma
     _weighted_r2,
     _weighted_ridge,
 )
+from ._moved import hide_moved, refuse_unknown, warn_moved
 from ._refit import reads_other_columns, refit_error
 from ._validation import check_model, warn_probabilities_do_not_sum_to_1
 from .models import as_probability_model
@@ -135,24 +135,20 @@ class LimeExplainer(BaseExplainer):
         example to audit a model that might behave differently on them (see Notes).
         Documents and images: words and superpixels are always kept or replaced
         independently; ``"joint"`` is refused.
-    discretizer : {"quartile", "decile"} or transformer, default="quartile"
-        Binning of numeric features (see :mod:`skanchors.discretizers`); the interpretable
-        feature of a numeric column is "in the instance's bin".
-    categorical_features : "auto" or list of names/indices or boolean mask, default="auto"
-        Features compared by equality. ``"auto"`` treats non-numeric columns as categorical
-        (in an object array, the columns whose values are not all numbers). A list or mask
-        replaces ``"auto"``: it names every categorical feature, the non-numeric ones too.
     sampler : sampler object or None, default=None
-        The perturbation distribution: ``None`` picks
-        :class:`~skanchors.samplers.TabularSampler` for tables and ``UnkSampler()`` for
-        documents (a removed word becomes ``"UNK"``, as in the global aggregators and
-        :class:`~skanchors.AnchorExplainer`); pass ``UnkSampler(token=None)`` to delete
-        words, :class:`~skanchors.samplers.CorpusSampler` or
-        :class:`~skanchors.samplers.MaskedLMSampler` to replace them by other words. With a
-        sampler, ``discretizer`` and ``categorical_features`` stay at their defaults. A
-        table's custom sampler must be a :class:`~skanchors.samplers.TabularSampler` for
-        ``sampling="independent"``; with ``"joint"``, any sampler's own draws
-        (``instance.sample((), n_samples, rng)``) are used.
+        The perturbation distribution: ``None`` picks ``TabularSampler()`` for tables and
+        ``UnkSampler()`` for documents (a removed word becomes ``"UNK"``, as in the global
+        aggregators and :class:`~skanchors.AnchorExplainer`); pass ``UnkSampler(token=None)``
+        to delete words, :class:`~skanchors.samplers.CorpusSampler` or
+        :class:`~skanchors.samplers.MaskedLMSampler` to replace them by other words. A
+        table's binning and categorical features are the
+        :class:`~skanchors.samplers.TabularSampler`'s ``discretizer`` (quartiles by default;
+        the interpretable feature of a numeric column is "in the instance's bin") and
+        ``categorical_features``: ``sampler=TabularSampler(discretizer="decile")``. A
+        table's custom sampler must be a ``TabularSampler`` for ``sampling="independent"``;
+        with ``"joint"``, any sampler's own draws (``instance.sample((), n_samples, rng)``)
+        are used. (The keyword arguments ``discretizer`` and ``categorical_features`` are
+        still accepted, with a ``FutureWarning``, until skanchors 0.3.)
     target_class : label or None, default=None
         Class whose probability is explained for every row (for example the positive class,
         so that :meth:`transform` weights have one meaning across rows). ``None``: each row's
@@ -229,8 +225,6 @@ class LimeExplainer(BaseExplainer):
         ],
         "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
         "sampling": [StrOptions({"independent", "joint"})],
-        "discretizer": [StrOptions({"quartile", "decile"}), HasMethods(["fit", "transform"])],
-        "categorical_features": [StrOptions({"auto"}), "array-like"],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
         "target_class": "no_validation",
         "n_jobs": N_JOBS,
@@ -238,6 +232,7 @@ class LimeExplainer(BaseExplainer):
         "verbose": ["verbose"],
     }
 
+    @hide_moved
     def __init__(
         self,
         estimator,
@@ -247,13 +242,12 @@ class LimeExplainer(BaseExplainer):
         feature_selection="auto",
         kernel_width=None,
         sampling="independent",
-        discretizer="quartile",
-        categorical_features="auto",
         sampler=None,
         target_class=None,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        **moved,
     ):
         self.estimator = estimator
         self.n_samples = n_samples
@@ -261,13 +255,13 @@ class LimeExplainer(BaseExplainer):
         self.feature_selection = feature_selection
         self.kernel_width = kernel_width
         self.sampling = sampling
-        self.discretizer = discretizer
-        self.categorical_features = categorical_features
         self.sampler = sampler
         self.target_class = target_class
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        if moved:
+            _take_moved(self, moved)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -294,8 +288,7 @@ class LimeExplainer(BaseExplainer):
         self.sampler_ = self._make_sampler(X).fit(X)
         self._check_sampling()
         check_model_columns(self.estimator, self.sampler_, X)
-        if hasattr(self.sampler_, "to_model_input"):  # (see AnchorExplainer.fit)
-            self.model_.prepare(self.sampler_.to_model_input(X))
+        self.model_.prepare(self.sampler_.to_model_input(X))  # (see AnchorExplainer.fit)
         self._learn_classes(X)
         if self.target_class is not None:  # refused now, not at the first explain
             self._class_index(self.target_class, "target_class")
@@ -306,10 +299,13 @@ class LimeExplainer(BaseExplainer):
         return self
 
     def _check_sampling(self):
-        image = is_image_sampler(self.sampler_)
-        if _is_text_sampler(self.sampler_) or image:
+        modality = self.sampler_.modality
+        if modality in ("text", "image"):
             if self.sampling == "joint":
-                what = "images, whose superpixels are" if image else "documents, whose words are"
+                what = {
+                    "image": "images, whose superpixels are",
+                    "text": "documents, whose words are",
+                }[modality]
                 raise ValueError(
                     f"sampling='joint' draws whole reference rows of a table; X holds {what} "
                     "always kept or replaced independently. Leave sampling at 'independent'."
@@ -394,11 +390,10 @@ class LimeExplainer(BaseExplainer):
             n_features=int(self.n_features),
             feature_selection=self.feature_selection,
             kernel_width=self.kernel_width,
-            text=_is_text_sampler(self.sampler_),
-            image=is_image_sampler(self.sampler_),
+            text=self.sampler_.modality == "text",
+            image=self.sampler_.modality == "image",
             independent=self.sampling == "independent"
-            and not _is_text_sampler(self.sampler_)
-            and not is_image_sampler(self.sampler_),
+            and self.sampler_.modality not in ("text", "image"),
         )
         n_jobs = self.n_jobs
         if n_jobs is None or n_jobs == 1 or len(rows) == 1:
@@ -446,17 +441,17 @@ class LimeExplainer(BaseExplainer):
             Weight of the superpixel each pixel (row by row) lies in.
         """
         explanations = self.explain(X)
-        if is_image_sampler(self.sampler_):
+        if self.sampler_.modality == "image":
             out = []
             for e in explanations:
                 weight = np.zeros(len(e.features))
                 weight[list(e.selected)] = np.asarray(e.weights)[list(e.selected)]
                 out.append(weight[e.segments].ravel())
             return np.stack(out)
-        vocabulary = getattr(self.sampler_, "vocabulary_", None)
-        if vocabulary is not None:
+        if self.sampler_.modality == "text":
             from scipy import sparse
 
+            vocabulary = self.sampler_.vocabulary_
             rows, cols, vals = [], [], []
             for i, e in enumerate(explanations):
                 for j in e.selected:
@@ -479,5 +474,14 @@ class LimeExplainer(BaseExplainer):
         return out
 
 
-def _is_text_sampler(sampler):
-    return getattr(sampler, "vocabulary_", None) is not None
+def _take_moved(explainer, moved):
+    """``discretizer`` and ``categorical_features``, which moved to the sampler."""
+    refuse_unknown("LimeExplainer", moved, ("discretizer", "categorical_features"))
+    spelled = ", ".join(f"{k}={v!r}" for k, v in moved.items())
+    if explainer.sampler is not None:
+        raise ValueError(
+            f"{', '.join(moved)} configure the tabular sampler; with sampler= given, set them "
+            f"on it: sampler={type(explainer.sampler).__name__}({spelled})."
+        )
+    warn_moved("LimeExplainer", moved, f"LimeExplainer(..., sampler=TabularSampler({spelled}))")
+    explainer.sampler = TabularSampler(**moved)

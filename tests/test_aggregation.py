@@ -15,7 +15,9 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from skanchors.aggregation import (
+    AdaptiveThreshold,
     GlobalAnchorAggregator,
+    WordFilter,
     aggregate,
     aggregate_lime,
     g_av,
@@ -29,7 +31,7 @@ from skanchors.aggregation import (
 from skanchors.metrics import aopc_k
 from skanchors.samplers import tokenize
 
-FAST = dict(k=3, min_count=2, sample_size=40, batch_size=10, random_state=0)
+FAST = dict(k=3, vocabulary=WordFilter(min_count=2), sample_size=40, batch_size=10, random_state=0)
 
 
 def top_words(agg, label="spam"):
@@ -102,7 +104,11 @@ def test_base_ranks_only_words_the_class_s_documents_hold():
 
     docs = ["win cash", "hello friend", "win now", "hello win"]
     agg = GlobalAnchorAggregator(
-        model, aggregation="base", k=5, stop_words=None, min_count=1, random_state=0
+        model,
+        aggregation="base",
+        k=5,
+        vocabulary=WordFilter(stop_words=None, min_count=1),
+        random_state=0,
     ).fit(docs)
     assert dict(agg.top_terms_[0]) == {"friend": 1.0, "hello": 0.5}
     assert dict(agg.top_terms_[1]) == {"win": 1.0, "cash": 1.0, "now": 1.0, "hello": 0.5}
@@ -135,37 +141,48 @@ def test_inverse_pr_scores_lower_aopc_than_pr(fitted):
 def test_naive_per_token_test_finds_the_same_words_with_more_rows(fitted):
     naive = GlobalAnchorAggregator(
         PlantedModel(),
-        shared_pool=False,
-        candidate_filtering=False,
-        adaptive_threshold=False,
-        **FAST,
-    ).fit(DOCS)
+        **dict(
+            FAST,
+            vocabulary=WordFilter(min_count=2, filtering=False),
+            threshold=AdaptiveThreshold(omega=0),
+        ),
+    )
+    naive._shared_pool = False  # (the naive test is an internal, for the benchmarks)
+    naive.fit(DOCS)
     assert sorted(top_words(naive)) == sorted(PLANTED)
     assert naive.n_rows_predicted_ > 1.5 * fitted.n_rows_predicted_
 
 
 def test_every_switch_changes_the_work():
-    base = dict(FAST, candidate_filtering=False, adaptive_threshold=False)
+    words = dict(min_count=2, filtering=False)
+    base = dict(FAST, vocabulary=WordFilter(**words), threshold=AdaptiveThreshold(omega=0))
     ref = GlobalAnchorAggregator(PlantedModel(), **base).fit(DOCS)
     for change in (
-        dict(shared_pool=False),
-        dict(candidate_filtering="optimistic"),
-        dict(candidate_filtering=True, aggregation="sq"),
-        dict(stop_words=None),
-        dict(min_count=30),
+        dict(_shared_pool=False),
+        dict(vocabulary=WordFilter(**dict(words, filtering="optimistic"))),
+        dict(vocabulary=WordFilter(**dict(words, filtering=True)), aggregation="sq"),
+        dict(vocabulary=WordFilter(**dict(words, stop_words=None))),
+        dict(vocabulary=WordFilter(**dict(words, min_count=30))),
         dict(delta=0.01),
-        dict(threshold=0.5, min_threshold=0.5),
+        dict(threshold=AdaptiveThreshold(0.5, minimum=0.5)),
         dict(sample_size=20),
         dict(max_documents=20),
     ):
-        other = GlobalAnchorAggregator(PlantedModel(), **{**base, **change}).fit(DOCS)
+        private = {k: v for k, v in change.items() if k.startswith("_")}
+        public = {k: v for k, v in change.items() if k not in private}
+        other = GlobalAnchorAggregator(PlantedModel(), **{**base, **public})
+        vars(other).update(private)
+        other.fit(DOCS)
         work = (other.n_rows_predicted_, other.n_tokens_tested_, other.n_model_calls_)
         assert work != (ref.n_rows_predicted_, ref.n_tokens_tested_, ref.n_model_calls_), change
     # the order matters once decisions depend on the state (candidate filtering)
     for filtering in (True, "optimistic"):
         runs = [
             GlobalAnchorAggregator(
-                PlantedModel(), aggregation="sq", order=o, candidate_filtering=filtering, **FAST
+                PlantedModel(),
+                aggregation="sq",
+                order=o,
+                **dict(FAST, vocabulary=WordFilter(min_count=2, filtering=filtering)),
             )
             .fit(DOCS)
             .n_tokens_tested_
@@ -183,15 +200,18 @@ def test_audit_keeps_the_pr_totals_unbiased_under_candidate_filtering():
     # times too much. The audited share of the skipped occurrences restores them
     # (Horvitz-Thompson), on average over random states.
     docs = make_docs(n=300, seed=1)
-    params = dict(FAST, adaptive_threshold=False, min_count=1, batch_size=30)
+    params = dict(FAST, threshold=AdaptiveThreshold(omega=0), batch_size=30)
     spam = 1
-    truth = GlobalAnchorAggregator(PlantedModel(), candidate_filtering=False, **params).fit(docs)
+    unfiltered = WordFilter(min_count=1, filtering=False)
+    truth = GlobalAnchorAggregator(PlantedModel(), **dict(params, vocabulary=unfiltered))
+    truth.fit(docs)
     true_neg = truth.negative_counts_.to_numpy()[:, spam].sum()
     np.testing.assert_allclose(truth.totals_.loc["A-"], truth.negative_counts_.sum())
     tested, estimated = [], []
     for seed in range(8):
+        optimistic = WordFilter(min_count=1, filtering="optimistic")
         agg = GlobalAnchorAggregator(
-            PlantedModel(), candidate_filtering="optimistic", **dict(params, random_state=seed)
+            PlantedModel(), **dict(params, vocabulary=optimistic, random_state=seed)
         ).fit(docs)
         tested.append(agg.negative_counts_.to_numpy()[:, spam].sum())
         estimated.append(agg.totals_.loc["A-"].iloc[spam])
@@ -214,7 +234,8 @@ def test_adaptive_threshold_lowers_tau_for_anchor_words():
     agg = GlobalAnchorAggregator(PlantedModel(), **FAST).fit(DOCS)
     tau = agg._adaptive_tau(agg._n_known())
     spam = list(agg.classes_).index("spam")
-    assert tau.min() >= agg.min_threshold
+    assert agg.threshold == 0.95  # a number is AdaptiveThreshold(0.95): minimum 0.55, omega 0.4
+    assert tau.min() >= 0.55
     assert tau[agg._index["prize"], spam] < agg.threshold - 0.1
     assert tau[agg._index["alpha"], spam] == pytest.approx(agg.threshold)
 
@@ -296,7 +317,8 @@ def test_a_token_undecided_at_the_cap_is_decided_by_its_mean(monkeypatch):
     monkeypatch.setattr(module, "kl_lower_bound", spy)
     doc = " ".join(f"w{j}" for j in range(12))
     agg = GlobalAnchorAggregator(
-        HashModel(), **dict(FAST, sample_size=2, min_count=1, stop_words=None)
+        HashModel(),
+        **dict(FAST, sample_size=2, vocabulary=WordFilter(min_count=1, stop_words=None)),
     ).fit([doc])
     cap = module._MAX_ROUNDS * agg.sample_size
     at_cap = []
@@ -311,13 +333,16 @@ def test_a_token_undecided_at_the_cap_is_decided_by_its_mean(monkeypatch):
 
 
 def test_confidence_mode_counts_what_no_adaptive_threshold_counts_with_fewer_rows():
-    params = dict(FAST, candidate_filtering=False, min_count=1, sample_size=10)
-    off = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=False, **params).fit(DOCS)
-    # numpy booleans (as a parameter grid may hand them over) mean the same as Python's
-    np_off = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=np.False_, **params)
+    params = dict(FAST, vocabulary=WordFilter(min_count=1, filtering=False), sample_size=10)
+    off = GlobalAnchorAggregator(PlantedModel(), threshold=AdaptiveThreshold(omega=0), **params)
+    off.fit(DOCS)
+    # numpy numbers (as a parameter grid may hand them over) mean the same as Python's
+    np_off = AdaptiveThreshold(np.float64(0.95), omega=np.int64(0))
+    np_off = GlobalAnchorAggregator(PlantedModel(), threshold=np_off, **params)
     assert np_off.fit(DOCS).n_rows_predicted_ == off.n_rows_predicted_
-    conf = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold=True, **params).fit(DOCS)
-    same = GlobalAnchorAggregator(PlantedModel(), adaptive_threshold="confidence", **params)
+    conf = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)  # (0.95: the schedule)
+    same = AdaptiveThreshold(0.95, mode="confidence")
+    same = GlobalAnchorAggregator(PlantedModel(), threshold=same, **params)
     same.fit(DOCS)
     pd = pytest.importorskip("pandas")
     for attr in ("positive_counts_", "negative_counts_"):
@@ -329,12 +354,16 @@ def test_confidence_mode_counts_what_no_adaptive_threshold_counts_with_fewer_row
 
 
 def test_adaptive_threshold_rejects_unknown_modes():
-    with pytest.raises(ValueError, match="adaptive_threshold"):
-        GlobalAnchorAggregator(PlantedModel(), adaptive_threshold="lax").fit(DOCS)
+    with pytest.raises(ValueError, match="The 'mode' parameter of AdaptiveThreshold must be"):
+        GlobalAnchorAggregator(PlantedModel(), threshold=AdaptiveThreshold(mode="lax")).fit(DOCS)
 
 
 def test_partial_fit_over_batches_equals_fit():
-    params = dict(FAST, candidate_filtering=False, adaptive_threshold=False, min_count=1)
+    params = dict(
+        FAST,
+        vocabulary=WordFilter(min_count=1, filtering=False),
+        threshold=AdaptiveThreshold(omega=0),
+    )
     full = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
     part = GlobalAnchorAggregator(PlantedModel(), **params)
     for chunk in (DOCS[:7], DOCS[7:33], DOCS[33:]):
@@ -354,16 +383,20 @@ def test_partial_fit_over_batches_equals_fit():
 def test_one_model_call_per_round_for_a_whole_batch():
     # Without the options that look at other documents, a document's tests do not depend on
     # the batch it is in: the counts are the same, the model calls are not.
-    params = dict(FAST, candidate_filtering=False, adaptive_threshold=False, min_count=1)
+    params = dict(
+        FAST,
+        vocabulary=WordFilter(min_count=1, filtering=False),
+        threshold=AdaptiveThreshold(omega=0),
+    )
     params.pop("batch_size")
     for shared_pool in (True, False):
-        one = GlobalAnchorAggregator(
-            PlantedModel(), batch_size=1, shared_pool=shared_pool, **params
-        ).fit(DOCS)
+        one = GlobalAnchorAggregator(PlantedModel(), batch_size=1, **params)
+        one._shared_pool = shared_pool
+        one.fit(DOCS)
         model = PlantedModel()
-        whole = GlobalAnchorAggregator(
-            model, batch_size=len(DOCS), shared_pool=shared_pool, **params
-        ).fit(DOCS)
+        whole = GlobalAnchorAggregator(model, batch_size=len(DOCS), **params)
+        whole._shared_pool = shared_pool
+        whole.fit(DOCS)
         for attr in ("positive_counts_", "negative_counts_", "untested_counts_"):
             assert getattr(one, attr).equals(getattr(whole, attr)), attr
         assert one.n_rows_predicted_ == whole.n_rows_predicted_
@@ -374,7 +407,11 @@ def test_one_model_call_per_round_for_a_whole_batch():
 
 
 def test_identical_documents_are_tested_once_per_batch():
-    params = dict(FAST, candidate_filtering=False, adaptive_threshold=False, min_count=1)
+    params = dict(
+        FAST,
+        vocabulary=WordFilter(min_count=1, filtering=False),
+        threshold=AdaptiveThreshold(omega=0),
+    )
     params["batch_size"] = 2 * len(DOCS)
     single = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS)
     double = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS + DOCS)
@@ -621,7 +658,9 @@ def model(texts):
     return np.column_stack([1 - p, p])
 
 stops = {"hello", "there", "now", "big", "the", "a", "an", "of", "to", "in"}
-agg = GlobalAnchorAggregator(model, stop_words=stops, min_count=1, batch_size=10,
+from skanchors.aggregation import WordFilter
+agg = GlobalAnchorAggregator(model, vocabulary=WordFilter(stop_words=stops, min_count=1),
+                             batch_size=10,
                              random_state=np.random.RandomState(0), checkpoint=sys.argv[1])
 agg.fit(["win cash now", "hello friend", "win big prize", "hello there friend"] * 5)
 print(repr(stops), agg.n_documents_seen_)
@@ -782,9 +821,21 @@ def test_transform_score_gridsearch_and_clone(fitted):
         ({"alpha": 0.0}, DOCS, ValueError, "'alpha' parameter"),
         ({"alpha": 1.5}, DOCS, ValueError, "'alpha' parameter"),
         ({"delta": 1.0}, DOCS, ValueError, "'delta' parameter"),
-        ({"min_threshold": 0.99}, DOCS, ValueError, "min_threshold=0.99 must not exceed"),
+        (
+            {"threshold": AdaptiveThreshold(minimum=0.99)},
+            DOCS,
+            ValueError,
+            r"AdaptiveThreshold\(start=0.95, minimum=0.99\): minimum must not exceed start",
+        ),
+        ({"threshold": 1.5}, DOCS, ValueError, "'threshold' parameter"),
         ({"batch_size": 0}, DOCS, ValueError, "'batch_size' parameter"),
-        ({"stop_words": "french"}, DOCS, ValueError, "'stop_words' parameter"),
+        (
+            {"vocabulary": WordFilter(stop_words="french")},
+            DOCS,
+            ValueError,
+            "The 'stop_words' parameter of WordFilter",
+        ),
+        ({"vocabulary": {"min_count": 2}}, DOCS, ValueError, "'vocabulary' parameter"),
     ],
 )
 def test_bad_input_names_the_argument(params, X, error, match):
@@ -812,12 +863,12 @@ def test_aggregation_functions_check_their_arguments(call, match):
 
 
 def test_min_threshold_binds_only_with_an_adaptive_threshold():
-    # threshold=0.5 without the adaptive threshold needed a min_threshold never read
-    params = dict(FAST, threshold=0.5, adaptive_threshold=False)
+    # threshold 0.5 that does not move needed a minimum never read
+    params = dict(FAST, threshold=AdaptiveThreshold(0.5, omega=0))
     agg = GlobalAnchorAggregator(PlantedModel(), **params).fit(DOCS[:20])
     assert agg.n_documents_seen_ == 20
-    with pytest.raises(ValueError, match="min_threshold=0.55 must not exceed threshold=0.5"):
-        GlobalAnchorAggregator(PlantedModel(), **dict(params, adaptive_threshold=True)).fit(DOCS)
+    with pytest.raises(ValueError, match=r"minimum=0.55\): minimum must not exceed start"):
+        GlobalAnchorAggregator(PlantedModel(), **dict(params, threshold=0.5)).fit(DOCS)
 
 
 def test_unfitted_and_wordless_documents():
@@ -838,7 +889,13 @@ def test_hugging_face_classifier_and_masked_lm_sampler(hf):
     clf = HFTextClassifier(hf["clf"])
     sampler = MaskedLMSampler(hf["bert_mlm"], top_k=10, batch_size=32)
     agg = GlobalAnchorAggregator(
-        clf, sampler=sampler, k=3, min_count=1, sample_size=16, batch_size=5, random_state=0
+        clf,
+        sampler=sampler,
+        k=3,
+        vocabulary=WordFilter(min_count=1),
+        sample_size=16,
+        batch_size=5,
+        random_state=0,
     ).fit(CORPUS[:6])
     assert set(agg.top_terms_) == {"zeta", "alpha"}
     assert agg.n_documents_seen_ == 6 and agg.n_rows_predicted_ > 0

@@ -21,7 +21,7 @@ from test_tabular import PlantedModel, planted_data, row
 from skanchors import AnchorExplainer, LimeExplainer, LimeExplanation, NoAnchorWarning
 from skanchors._explanation import Anchor, Predicate, Step
 from skanchors.discretizers import EdgesDiscretizer
-from skanchors.samplers import CorpusSampler, UnkSampler
+from skanchors.samplers import CorpusSampler, TabularSampler, UnkSampler
 
 DOCS = [
     "a good movie with a good cast",
@@ -53,14 +53,19 @@ def anchors():
     out = {}
     for perturbation in ("replace", "reference", "auto"):
         explainer = AnchorExplainer(
-            PlantedModel(), discretizer=disc, perturbation=perturbation, random_state=0
+            PlantedModel(),
+            sampler=TabularSampler(discretizer=disc, perturbation=perturbation),
+            random_state=0,
         ).fit(data)
         for i, a in enumerate(_explain(explainer, rows)):
             out[f"{perturbation}-{i}"] = a
         # not an anchor: class 1 for a blue row
         out[f"{perturbation}-not"] = _explain(explainer, rows.iloc[[1]], y=[1])[0]
     explainer = AnchorExplainer(
-        PlantedModel(), bounds="interval", discretizer="decile", balance=True, random_state=0
+        PlantedModel(),
+        sampler=TabularSampler(bounds="interval", discretizer="decile"),
+        balance=True,
+        random_state=0,
     ).fit(data)
     for i, a in enumerate(_explain(explainer, rows)):
         out[f"interval-balanced-{i}"] = a
@@ -75,7 +80,10 @@ def anchors():
         return np.column_stack([1 - p, p])
 
     explainer = AnchorExplainer(
-        either, bounds="all", discretizer="decile", beam_size=1, random_state=0
+        either,
+        sampler=TabularSampler(bounds="all", discretizer="decile"),
+        beam_size=1,
+        random_state=0,
     ).fit(uniform)
     for i in (4, 15):
         out[f"all-{i}"] = _explain(explainer, uniform.iloc[[i]])[0]
@@ -86,7 +94,7 @@ def anchors():
         return np.where(X["x0"] > 0.5, 10.0, 0.0) + X["x1"]
 
     explainer = AnchorExplainer(
-        regressor, mode="regression", discretizer="quartile", random_state=0
+        regressor, mode="regression", sampler=TabularSampler(discretizer="quartile"), random_state=0
     ).fit(numbers)
     for i, a in enumerate(_explain(explainer, numbers.iloc[:2])):
         out[f"regression-{i}"] = a

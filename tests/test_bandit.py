@@ -5,18 +5,27 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from scipy.special import rel_entr
 
 from skanchors import KLLUCB, BatchSAR
+from skanchors._arms import Arms, ArmsCapabilities
 from skanchors._bandit import compute_beta, make_bandit
 from skanchors._bounds import (
-    SCALAR_ARMS,
-    _two_term_rate,
-    kl_bernoulli,
+    _kl as kl_divergence,
+)
+from skanchors._bounds import (
+    kl_bound,
     kl_lower_bound,
     kl_upper_bound,
-    stratified_bound_scalar,
+    stratified_bound,
     stratified_kl_bounds,
+    two_term_rate,
 )
+
+
+def kl_bernoulli(p, q):
+    """KL(Bern(p) || Bern(q)) by scipy, element-wise (independent of the code under test)."""
+    return rel_entr(p, q) + rel_entr(1.0 - p, 1.0 - q)
 
 
 def _kl(p, q):
@@ -39,12 +48,12 @@ def _kl(p, q):
     ],
 )
 def test_kl_bernoulli_golden(p, q, expected):
-    assert kl_bernoulli(p, q) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert kl_divergence(p, q) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
 def test_kl_bernoulli_infinite_when_support_differs():
-    assert kl_bernoulli(0.5, 0.0) == np.inf
-    assert kl_bernoulli(0.5, 1.0) == np.inf
+    assert kl_divergence(0.5, 0.0) == np.inf
+    assert kl_divergence(0.5, 1.0) == np.inf
 
 
 # Golden values computed independently with Brent's method on the closed-form KL.
@@ -85,21 +94,32 @@ def test_bounds_are_vectorised_and_monotone():
     assert ub[2] < ub[1] and lb[2] > lb[1]
 
 
-def test_numpy_and_plain_float_bounds_agree():
-    """Many arms go through numpy's Newton steps, a few through plain floats: same bounds."""
+def test_array_bounds_are_the_one_arm_bound_of_each_arm():
+    """One formula: the array functions give each arm's kl_bound, to the last bit, whatever
+    the number of arms (and the KL at the bound is the level)."""
     rng = np.random.default_rng(3)
-    m = 4 * SCALAR_ARMS
+    m = 130
     p = rng.uniform(size=m)
     p[:5], p[5:10] = 1.0, 0.0
     level = rng.uniform(0.0, 0.5, size=m)
     level[10:12] = 0.0
-    for bound in (kl_upper_bound, kl_lower_bound):
+    for bound, upper in ((kl_upper_bound, True), (kl_lower_bound, False)):
         together = bound(p, level)
-        alone = np.array([bound(p[i : i + 1], level[i : i + 1])[0] for i in range(m)])
-        np.testing.assert_allclose(together, alone, rtol=0, atol=1e-13)
-        inside = (p > 0) & (p < 1) & (level > 0)
-        kl = np.array([_kl(a, b) for a, b in zip(p[inside], together[inside])])
-        np.testing.assert_allclose(kl, level[inside], rtol=0, atol=1e-10)
+        alone = [kl_bound(a, b, upper) for a, b in zip(p.tolist(), level.tolist())]
+        assert together.tolist() == alone
+        assert [bound(p[i : i + 1], level[i : i + 1])[0] for i in range(m)] == alone
+        # each is the root of KL(p || q) = level on its side (Brent's method, independent)
+        for a, b, q in zip(p.tolist(), level.tolist(), alone):
+            if b == 0.0 or a == (1.0 if upper else 0.0):
+                assert q == a
+                continue
+            far = 1 - 1e-15 if upper else 1e-15
+            if _kl(a, far) <= b:  # the whole side is inside: the bound is its end
+                assert abs(q - far) <= 1e-12
+                continue
+            side = (a + 1e-15, far) if upper else (far, a - 1e-15)
+            exact = brentq(lambda x, a=a, b=b: _kl(a, x) - b, *side, xtol=1e-15)
+            assert abs(q - exact) <= 1e-12
 
 
 def test_upper_bound_is_one_at_p_one_and_zero_level_gives_point():
@@ -135,7 +155,7 @@ def test_compute_beta_golden():
     assert compute_beta(10, 2, 0.1) > compute_beta(10, 1, 0.1)
 
 
-class Coins:
+class Coins(Arms):
     """Bernoulli arms with known means; counts pulls and model calls."""
 
     def __init__(self, means, seed):
@@ -224,7 +244,7 @@ def test_batchsar_pulls_all_surviving_arms_in_one_call():
     assert coins.n_samples.sum() <= 200 * len(MEANS) + 10 * len(MEANS)
 
 
-class ExactArms:
+class ExactArms(Arms):
     """Arms whose empirical mean is always their true mean, starting with samples of their
     own (as rules that share samples do); ``pull_each`` draws a count per arm in one call."""
 
@@ -233,13 +253,12 @@ class ExactArms:
         self.n_samples = np.asarray(start, dtype=float)
         self.n_positives = self.means * self.n_samples
         self.calls = 0
-        if per_arm:
-            self.pull_each = self._pull_each
+        self.capabilities = ArmsCapabilities(pulls_each=per_arm)
 
     def pull(self, idx, n):
-        self._pull_each(idx, np.full(len(idx), n))
+        self.pull_each(idx, np.full(len(idx), n))
 
-    def _pull_each(self, idx, counts):
+    def pull_each(self, idx, counts):
         self.calls += 1
         for i, n in zip(np.atleast_1d(idx), counts):
             assert n > 0
@@ -319,10 +338,10 @@ def test_stratified_bounds_reduce_to_kl_bounds_with_one_stratum():
     # All the weight on a stratum with samples, or the other stratum empty: plain KL bounds,
     # the empty stratum ranging over [0, 1].
     for p, n, level in [(0.9, 100, 2.0), (1.0, 30, 2.3), (0.0, 10, 1.0), (0.5, 7, 3.0)]:
-        lb, ub = stratified_kl_bounds([[p, 0.3]], [[n, 0]], [[1.0, 0.0]], level)
+        lb, ub = stratified_kl_bounds([[p, 0.3]], [[n, 0]], [1.0], level)
         assert lb[0] == pytest.approx(kl_lower_bound(p, level / n), abs=1e-12)
         assert ub[0] == pytest.approx(kl_upper_bound(p, level / n), abs=1e-12)
-    lb, ub = stratified_kl_bounds([[0.9, 0.3]], [[100, 0]], [[0.6, 0.4]], 2.0)
+    lb, ub = stratified_kl_bounds([[0.9, 0.3]], [[100, 0]], [0.6], 2.0)
     assert lb[0] == pytest.approx(0.6 * kl_lower_bound(0.9, 0.02))
     assert ub[0] == pytest.approx(0.6 * kl_upper_bound(0.9, 0.02) + 0.4)
 
@@ -330,7 +349,7 @@ def test_stratified_bounds_reduce_to_kl_bounds_with_one_stratum():
 def test_two_term_rate_golden():
     # (1 + b) exp(-b) = exp(-beta): the Gamma(2, 1) tail at b equals delta.
     beta = math.log(10)
-    b = _two_term_rate(beta)
+    b = two_term_rate(beta)
     assert (1 + b) * math.exp(-b) == pytest.approx(0.1, rel=1e-9)
     assert b == pytest.approx(3.8897, abs=1e-4)
 
@@ -339,8 +358,8 @@ def test_stratified_bounds_match_brute_force_optimum():
     """The bounds are the extremes of the weighted mean over the joint KL region."""
     p1, p2, n1, n2, w = 1.0, 0.85, 200, 20, 0.8
     beta = math.log(10)
-    lb, ub = stratified_kl_bounds([[p1, p2]], [[n1, n2]], [[w, 1 - w]], beta)
-    rate = _two_term_rate(beta)
+    lb, ub = stratified_kl_bounds([[p1, p2]], [[n1, n2]], [w], beta)
+    rate = two_term_rate(beta)
     q1 = np.linspace(0.9, 1.0, 4001)[:, None]
     q2 = np.linspace(0.3, 1.0, 4001)[None, :]
     inside = n1 * kl_bernoulli(p1, q1) + n2 * kl_bernoulli(p2, q2) <= rate
@@ -357,8 +376,7 @@ def test_stratified_bounds_cover_the_true_mean():
         m = 20000
         x = np.column_stack([rng.binomial(n1, p1, m) / n1, rng.binomial(n2, p2, m) / n2])
         n = np.tile([n1, n2], (m, 1)).astype(float)
-        weights = np.tile([w, 1 - w], (m, 1))
-        lb, ub = stratified_kl_bounds(x, n, weights, math.log(1 / delta))
+        lb, ub = stratified_kl_bounds(x, n, w, math.log(1 / delta))
         true = w * p1 + (1 - w) * p2
         assert np.mean(lb > true) < delta
         assert np.mean(ub < true) < delta
@@ -370,20 +388,21 @@ def test_stratified_bounds_cover_the_true_mean():
         assert np.mean(lb) > np.mean(added)
 
 
-def test_scalar_stratified_bound_equals_the_vectorised_one():
-    """The plain-float path the search uses for a few arms gives the same bounds."""
+def test_array_stratified_bounds_are_the_one_arm_bound_of_each_arm():
+    """One formula: stratified_kl_bounds gives each arm's stratified_bound, to the last bit."""
     rng = np.random.default_rng(1)
-    m = 500  # all arms in one call: numpy's path (more than SCALAR_ARMS arms)
+    m = 500
     p = rng.uniform(size=(m, 2))
     p[rng.uniform(size=(m, 2)) < 0.3] = 1.0
     n = rng.integers(0, 500, size=(m, 2)).astype(float)
     pi = np.array([rng.choice([0.0, rng.uniform(), 1.0], p=[0.05, 0.9, 0.05]) for _ in range(m)])
     beta = rng.uniform(0.5, 15, size=m)
-    lb, ub = stratified_kl_bounds(p, n, np.column_stack([pi, 1 - pi]), beta)
+    lb, ub = stratified_kl_bounds(p, n, pi, beta)
     for i in range(m):
-        args = (p[i, 0], n[i, 0], p[i, 1], n[i, 1], pi[i], beta[i])
-        assert stratified_bound_scalar(*args, True) == pytest.approx(lb[i], abs=1e-9)
-        assert stratified_bound_scalar(*args, False) == pytest.approx(ub[i], abs=1e-9)
+        args = (float(p[i, 0]), float(n[i, 0]), float(p[i, 1]), float(n[i, 1]), float(pi[i]))
+        assert stratified_bound(*args, float(beta[i]), True) == lb[i]
+        assert stratified_bound(*args, float(beta[i]), False) == ub[i]
+    assert ((lb > 0) & (ub < 1)).sum() > 100  # two informative strata, mostly
 
 
 # ------------------------------------------------------- pruned extremes of the bounds
@@ -420,8 +439,10 @@ class _StratCoins:
         return arms
 
 
-class _Hidden:
+class _Hidden(Arms):
     """The same arms without ``extreme_bound``: every bound is computed."""
+
+    capabilities = ArmsCapabilities(own_estimator=True)
 
     def __init__(self, arms):
         self.arms = arms
@@ -450,9 +471,9 @@ def test_bound_region_scales_about_the_estimate():
         w = np.array([[pi, 1 - pi]])
         b0 = rng.uniform(0.5, 5)
         b1 = b0 * rng.uniform(1.0, 3.0)
-        s = max(b1 / b0, _two_term_rate(b1) / _two_term_rate(b0))
-        lb0, ub0 = stratified_kl_bounds(p, n, w, b0)
-        lb1, ub1 = stratified_kl_bounds(p, n, w, b1)
+        s = max(b1 / b0, two_term_rate(b1) / two_term_rate(b0))
+        lb0, ub0 = stratified_kl_bounds(p, n, pi, b0)
+        lb1, ub1 = stratified_kl_bounds(p, n, pi, b1)
         p_fill = p.copy()
         if n[0, 0] == 0:
             p_fill[0, 0] = p[0, 1]
@@ -464,13 +485,11 @@ def test_bound_region_scales_about_the_estimate():
         assert ub1[0] >= ub0[0] - 1e-12 and lb1[0] <= lb0[0] + 1e-12
 
 
-@pytest.mark.parametrize("path", ["compiled", "plain floats", "numpy"])
+@pytest.mark.parametrize("path", ["compiled", "plain floats"])
 @pytest.mark.parametrize("side", ["upper", "lower"])
 def test_extreme_bound_equals_the_full_argmax_and_computes_fewer(side, path, monkeypatch):
     from skanchors import _search
 
-    if path == "numpy":  # the vectorised code that serves more than SCALAR_ARMS arms
-        monkeypatch.setattr("skanchors._stratified.SCALAR_ARMS", 0)
     if path == "compiled" and _search._arm_kernel() is None:
         pytest.skip("numba (the fast extra) is not installed")
     rng = np.random.default_rng(0)
@@ -542,6 +561,8 @@ def test_klucb_more_challengers_fewer_rounds_same_answer():
 
 class _FiniteCoins(Coins):
     """Arms with ``n_available`` samples each (reference rows): a pull stops at the supply."""
+
+    capabilities = ArmsCapabilities(finite_supply=True)
 
     def __init__(self, means, available, seed):
         super().__init__(means, seed)

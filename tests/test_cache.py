@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from skanchors import config_context
 from skanchors._cache import STREAM_BLOCK, SampleCache
 from skanchors.samplers import TabularSampler
 
@@ -315,18 +316,21 @@ def test_rows_explained_together_with_a_small_cache_that_starts_over_do_not_dead
     found = []
 
     def together():
-        found.extend(
-            AnchorExplainer(model, perturbation="replace", random_state=0, cache_size=300)
-            .fit(X)
-            .explain(rows)
-        )
+        with config_context(cache_size=300):
+            explainer = AnchorExplainer(
+                model, sampler=TabularSampler(perturbation="replace"), random_state=0
+            )
+            found.extend(explainer.fit(X).explain(rows))
 
     thread = threading.Thread(target=together, daemon=True)
     thread.start()
     thread.join(120)
     assert not thread.is_alive(), "the searches deadlocked"
-    alone = AnchorExplainer(model, perturbation="replace", random_state=0, cache_size=0).fit(X)
-    expected = [alone.explain(rows.iloc[[i]])[0] for i in range(len(rows))]
+    with config_context(cache_size=0):
+        alone = AnchorExplainer(
+            model, sampler=TabularSampler(perturbation="replace"), random_state=0
+        ).fit(X)
+        expected = [alone.explain(rows.iloc[[i]])[0] for i in range(len(rows))]
     assert [str(a) for a in found] == [str(a) for a in expected]
 
 

@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from skanchors.aggregation import GlobalAnchorAggregator, aggregate
+from skanchors.aggregation import GlobalAnchorAggregator, WordFilter, aggregate
 from skanchors.aggregation._filtering import entropy_bounds
 
 
@@ -30,7 +30,13 @@ PLANTED_DOCS = (
     + [f"good alpha v{i}" for i in range(5)]
     + [f"good bad fine x{i}" for i in range(20)]
 )
-PLANTED = dict(k=1, min_count=5, order="given", batch_size=20, stop_words=None)
+WORDS = dict(min_count=5, stop_words=None)
+PLANTED = dict(k=1, order="given", batch_size=20, vocabulary=WordFilter(**WORDS))
+
+
+def _filtered(params, mode, **words):
+    """``params`` with candidate filtering ``mode`` in their word filter."""
+    return dict(params, vocabulary=WordFilter(**{**WORDS, **words, "filtering": mode}))
 
 
 @pytest.mark.parametrize("aggregation", ["av", "pr", "inverse_pr"])
@@ -43,13 +49,11 @@ def test_the_optimistic_filter_loses_the_top_word_the_exact_one_keeps(aggregatio
     lost = 0
     for seed in range(10):
         params = dict(PLANTED, aggregation=aggregation, random_state=seed)
-        unfiltered = GlobalAnchorAggregator(
-            _planted_model, candidate_filtering=False, **params
-        ).fit(PLANTED_DOCS)
+        unfiltered = GlobalAnchorAggregator(_planted_model, **_filtered(params, False))
+        unfiltered.fit(PLANTED_DOCS)
         exact = GlobalAnchorAggregator(_planted_model, **params).fit(PLANTED_DOCS)
-        optimistic = GlobalAnchorAggregator(
-            _planted_model, candidate_filtering="optimistic", **params
-        ).fit(PLANTED_DOCS)
+        optimistic = GlobalAnchorAggregator(_planted_model, **_filtered(params, "optimistic"))
+        optimistic.fit(PLANTED_DOCS)
         assert [w for w, _ in unfiltered.top_terms_[1]] == [expected]
         assert exact.top_terms_[1] == unfiltered.top_terms_[1]
         lost += optimistic.top_terms_[1] != unfiltered.top_terms_[1]
@@ -63,7 +67,7 @@ def test_the_exact_filter_skips_what_cannot_reach_the_top():
     # leaves alpha's last 10 occurrences untested but for the audited tenth.
     docs = [f"good alpha beta v{i}" for i in range(20)] + [f"good alpha x{i}" for i in range(10)]
     params = dict(PLANTED, aggregation="av", batch_size=10, random_state=0)
-    unfiltered = GlobalAnchorAggregator(_planted_model, candidate_filtering=False, **params)
+    unfiltered = GlobalAnchorAggregator(_planted_model, **_filtered(params, False))
     exact = GlobalAnchorAggregator(_planted_model, **params)
     unfiltered.fit(docs)
     exact.fit(docs)
@@ -157,8 +161,7 @@ def _case(seed):
         k=int(rng.integers(1, 4)),
         batch_size=int(rng.integers(3, 9)),
         order="given",
-        min_count=2,
-        stop_words=None,
+        vocabulary=WordFilter(min_count=2, stop_words=None),
         random_state=seed,
     )
     return SubsetModel(words, table, n_classes), docs, params
@@ -183,10 +186,11 @@ def test_exact_filtering_gives_the_unfiltered_top_k_on_random_corpora(aggregatio
     n_cases = 25
     for seed in range(n_cases):
         model, docs, params = _case(seed)
-        expected = _expected_top(model, docs, aggregation, params["k"], params["min_count"])
+        min_count = params["vocabulary"].min_count
+        expected = _expected_top(model, docs, aggregation, params["k"], min_count)
         runs = {
             mode: GlobalAnchorAggregator(
-                model, aggregation=aggregation, candidate_filtering=mode, **params
+                model, aggregation=aggregation, **_filtered(params, mode, min_count=min_count)
             ).fit(docs)
             for mode in (False, True)
         }
@@ -243,12 +247,15 @@ def test_exact_h_filtering_respects_the_entropy_range(last):
     }
     order = ["xx1", "xx0", "zz", "yy", "ww"] if last == "ww" else ["xx1", "xx0", "zz", "ww", "yy"]
     docs = [d for part in order for d in parts[part]]
-    params = dict(aggregation="h", k=1, min_count=2, stop_words=None, order="given")
+    params = dict(aggregation="h", k=1, order="given")
     expected = {0: "zz", 1: "xx" if last == "ww" else "yy"}
     for seed in range(3):
         runs = [
             GlobalAnchorAggregator(
-                _marked_model, candidate_filtering=mode, batch_size=5, random_state=seed, **params
+                _marked_model,
+                batch_size=5,
+                random_state=seed,
+                **_filtered(params, mode, min_count=2),
             ).fit(docs)
             for mode in (False, True)
         ]

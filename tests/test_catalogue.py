@@ -35,8 +35,12 @@ from skanchors import (
     GlobalLimeAggregator,
     LimeExplainer,
     NoAnchorWarning,
+    anchor_scorer,
+    config_context,
     pick,
+    set_config,
 )
+from skanchors.aggregation import AdaptiveThreshold, WordFilter, aopc_scorer
 from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer, TreeDiscretizer
 from skanchors.metrics import aopc_k
 from skanchors.samplers import CorpusSampler, TabularSampler, UnkSampler
@@ -162,7 +166,8 @@ def _fitted_lime(**params):
 
 def _fitted_aggregator(cls=GlobalAnchorAggregator, **params):
     model = Model()
-    params = {"min_count": 1, "stop_words": None, "random_state": 0, **params}
+    words = WordFilter(min_count=1, stop_words=None)
+    params = {"vocabulary": words, "random_state": 0, **params}
     if cls is GlobalAnchorAggregator:
         params.setdefault("sample_size", 16)
     else:
@@ -214,7 +219,6 @@ _ANCHOR_BAD = {
     "threshold_nan": ("threshold", float("nan")),
     "max_anchor_size_0": ("max_anchor_size", 0),
     "epsilon_0": ("epsilon", 0),
-    "cache_size_negative": ("cache_size", -1),
     "n_jobs_0": ("n_jobs", 0),
     "bandit_unknown": ("bandit", "ucb"),
     "verbose_negative": ("verbose", -1),
@@ -243,7 +247,9 @@ def _near_the_threshold(X):
 def case_anchor_explain_batch_size_0_near_the_threshold():
     # (before: the search drew 0 samples per step, for ever, on rows of precision near 0.95)
     model = Model(positive=_near_the_threshold)
-    explainer = AnchorExplainer(model, random_state=0, perturbation="replace").fit(_table())
+    explainer = AnchorExplainer(
+        model, random_state=0, sampler=TabularSampler(perturbation="replace")
+    ).fit(_table())
     explainer.set_params(batch_size=0)
     model.budget = model.calls
     explainer.explain(_table().iloc[:3])
@@ -267,15 +273,46 @@ def case_anchor_transform_batch_size_0():
     _after_fit(_fitted_anchor, lambda e: e.transform(row), batch_size=0)
 
 
-@case(ValueError, _param("score_rows", "AnchorExplainer"))
-def case_anchor_score_rows_0():
-    _after_fit(_fitted_anchor, lambda e: e.score(_table(40, 1)), score_rows=0)
+@case(ValueError, r"rows must be an integer in \[1, inf\) or None, got 0")
+def case_anchor_scorer_rows_0():
+    anchor_scorer(rows=0)
 
 
-@case(ValueError, _param("score_threshold", "AnchorExplainer"))
-def case_anchor_score_threshold_above_1():
-    X = _table(40, 1)
-    _after_fit(_fitted_anchor, lambda e: e.score(X), score_threshold=1.5)
+@case(ValueError, r"threshold must be a number in \(0, 1\] or None, got 1.5")
+def case_anchor_scorer_threshold_above_1():
+    anchor_scorer(threshold=1.5)
+
+
+@case(TypeError, r"anchor_scorer\(\) takes 0 positional arguments")
+def case_anchor_scorer_positional():
+    anchor_scorer(10)
+
+
+@case(ValueError, r"cache_size must be an integer >= 0, got -1")
+def case_set_config_cache_size_negative():
+    set_config(cache_size=-1)
+
+
+@case(ValueError, r"cache_size must be an integer >= 0, got 2.5")
+def case_config_context_cache_size_float():
+    with config_context(cache_size=2.5):
+        pass
+
+
+@case(TypeError, r"config_context\(\) got unknown setting\(s\) \['cache'\]")
+def case_config_context_unknown_setting():
+    with config_context(cache=10):
+        pass
+
+
+@case(TypeError, r"AnchorExplainer.__init__\(\) got an unexpected keyword argument 'treshold'")
+def case_anchor_misspelled_keyword():
+    AnchorExplainer(Model(), treshold=0.9)
+
+
+@case(ValueError, r"Cannot set sampler__perturbation: sampler is None")
+def case_anchor_nested_sampler_option_without_a_sampler():
+    AnchorExplainer(Model()).set_params(sampler__perturbation="replace")
 
 
 @case(ValueError, _param("delta", "AnchorExplainer"))
@@ -290,7 +327,11 @@ def case_anchor_batch_size_huge():
     X = _table()
     model = Model()
     explainer = AnchorExplainer(
-        model, random_state=0, batch_size=10**9, perturbation="replace", beam_size=1
+        model,
+        random_state=0,
+        batch_size=10**9,
+        sampler=TabularSampler(perturbation="replace"),
+        beam_size=1,
     ).fit(X)
     anchor = explainer.explain(X.iloc[[0]])[0]
     _anchor_holds(anchor, X, _positive(X).astype(int), X.iloc[[0]])
@@ -582,10 +623,8 @@ _AGGREGATOR_BAD = {
     "batch_size_0": ("batch_size", 0),
     "delta_0": ("delta", 0),
     "threshold_2": ("threshold", 2.0),
-    "min_count_0": ("min_count", 0),
     "max_time_negative": ("max_time", -1.0),
     "alpha_2": ("alpha", 2.0),
-    "omega_negative": ("omega", -0.5),
     "order_unknown": ("order", "alphabetical"),
     "aggregation_unknown": ("aggregation", "max"),
     "k_0": ("k", 0),
@@ -618,17 +657,57 @@ def case_aggregator_score_k_0():
     _after_fit(_fitted_aggregator, lambda g: g.score(_DOCS), k=0)
 
 
-@case(ValueError, _param("removal", "GlobalAnchorAggregator"))
-def case_aggregator_score_removal_not_str():
-    _after_fit(_fitted_aggregator, lambda g: g.score(_DOCS), removal=1)
+@case(ValueError, r"removal must be 'delete' or a replacement str, got 1")
+def case_aopc_scorer_removal_not_str():
+    aopc_scorer(removal=1)
 
 
-@case(ValueError, _param("lowercase", "GlobalLimeAggregator"))
+@case(ValueError, _param("lowercase", "WordFilter"))
 def case_lime_aggregator_transform_lowercase_not_bool():
     def fit():
         return _fitted_aggregator(GlobalLimeAggregator)
 
-    _after_fit(fit, lambda g: g.transform(_DOCS), lowercase="yes")
+    words = WordFilter(lowercase="yes")
+    _after_fit(fit, lambda g: g.transform(_DOCS), vocabulary=words)
+
+
+@case(ValueError, _param("min_count", "WordFilter"))
+def case_aggregator_min_count_0_set_after_fit():
+    _after_fit(
+        _fitted_aggregator,
+        lambda g: g.partial_fit(_DOCS[8:16]),
+        vocabulary=WordFilter(min_count=0),
+    )
+
+
+@case(ValueError, _param("omega", "AdaptiveThreshold"))
+def case_aggregator_omega_negative_set_after_fit():
+    _after_fit(
+        _fitted_aggregator,
+        lambda g: g.partial_fit(_DOCS[8:16]),
+        threshold=AdaptiveThreshold(omega=-0.5),
+    )
+
+
+@case(ValueError, r"Cannot set vocabulary__min_count: vocabulary is None")
+def case_aggregator_nested_word_filter_option_without_a_filter():
+    GlobalAnchorAggregator(Model()).set_params(vocabulary__min_count=2)
+
+
+@case(ValueError, r"Cannot set threshold__omega: threshold is 0.95")
+def case_aggregator_nested_threshold_option_on_a_number():
+    GlobalAnchorAggregator(Model()).set_params(threshold__omega=0.2)
+
+
+@case(ValueError, r"filtering='optimistic'.*GlobalLimeAggregator explains every document whole")
+def case_lime_aggregator_refuses_candidate_filtering():
+    words = WordFilter(min_count=1, filtering="optimistic")
+    GlobalLimeAggregator(Model(), n_samples=50, vocabulary=words).fit(_DOCS)
+
+
+@case(TypeError, r"GlobalLimeAggregator.__init__\(\) got an unexpected keyword argument 'omega'")
+def case_lime_aggregator_has_no_adaptive_threshold():
+    GlobalLimeAggregator(Model(), omega=0.2)
 
 
 @case(ValueError, r"alpha")
@@ -670,19 +749,18 @@ def case_lime_aggregator_uses_n_samples_set_after_fit():
     assert aggregator.n_rows_predicted_ - before == 8 * (20 + 1)
 
 
-@case(ValueError, r"min_threshold=0.9 must not exceed threshold=0.8")
+@case(ValueError, r"AdaptiveThreshold\(start=0.8, minimum=0.9\): minimum must not exceed start")
 def case_aggregator_min_threshold_above_threshold():
     _after_fit(
         _fitted_aggregator,
         lambda g: g.partial_fit(_DOCS[8:16]),
-        min_threshold=0.9,
-        threshold=0.8,
+        threshold=AdaptiveThreshold(0.8, minimum=0.9),
     )
 
 
 @case(TypeError, r"stop_words must be str")
 def case_aggregator_stop_words_not_str():
-    GlobalAnchorAggregator(Model(), stop_words=["a", 3]).fit(_DOCS)
+    GlobalAnchorAggregator(Model(), vocabulary=WordFilter(stop_words=["a", 3])).fit(_DOCS)
 
 
 @case()
@@ -726,7 +804,7 @@ def case_unk_sampler_keep_proba_set_after_fit():
 def case_aggregator_fitted_sampler_with_bad_keep_proba():
     sampler = UnkSampler().fit(_DOCS)
     sampler.set_params(keep_proba=0.0)
-    GlobalAnchorAggregator(Model(), sampler=sampler, min_count=1).fit(_DOCS)
+    GlobalAnchorAggregator(Model(), sampler=sampler, vocabulary=WordFilter(min_count=1)).fit(_DOCS)
 
 
 @case(ValueError, _param("perturbation", "TabularSampler"))
@@ -826,9 +904,9 @@ def case_discretizer_with_nan_column_values():
     assert d.transform([[np.nan], [1.0], [4.0]]).ravel().tolist()[1:] == [0.0, 1.0]
 
 
-@case(ValueError, _param("discretizer", "AnchorExplainer"))
+@case(ValueError, _param("discretizer", "TabularSampler"))
 def case_anchor_discretizer_unknown():
-    AnchorExplainer(Model(), discretizer="octile").fit(_table())
+    AnchorExplainer(Model(), sampler=TabularSampler(discretizer="octile")).fit(_table())
 
 
 # -- submodular pick ---------------------------------------------------------------------------
@@ -1285,8 +1363,8 @@ def case_anchor_score_one_row():
 @case()
 def case_anchor_score_held_out_rows():
     X = _table()
-    explainer = AnchorExplainer(Model(), random_state=0, score_rows=5).fit(X)
-    assert explainer.score(_table(100, 1)) > 0.1
+    explainer = AnchorExplainer(Model(), random_state=0).fit(X)
+    assert anchor_scorer(rows=5)(explainer, _table(100, 1)) > 0.1
 
 
 @case(ValueError, r"X has no rows or documents that can be explained")
@@ -1300,14 +1378,14 @@ def case_lime_kernel_width_tiny():
     LimeExplainer(Model(), kernel_width=1e-300, n_samples=100).fit(X).explain(X.iloc[[0]])
 
 
-@case(ValueError, _param("categorical_features", "AnchorExplainer"))
+@case(ValueError, _param("categorical_features", "TabularSampler"))
 def case_anchor_categorical_features_all():
-    AnchorExplainer(Model(), categorical_features="all").fit(_table())
+    AnchorExplainer(Model(), sampler=TabularSampler(categorical_features="all")).fit(_table())
 
 
 @case(ValueError, r"categorical_features index 5 is out of range for 3")
 def case_anchor_categorical_features_out_of_range():
-    AnchorExplainer(Model(), categorical_features=[5]).fit(_table())
+    AnchorExplainer(Model(), sampler=TabularSampler(categorical_features=[5])).fit(_table())
 
 
 @case()
@@ -1494,7 +1572,10 @@ def case_text_model_returns_strings():
 def case_aggregator_unicode_and_empty_documents():
     docs = [*_DOCS, "", "😀", "naïve good café", "東京 good"]
     aggregator = GlobalAnchorAggregator(
-        Model(), min_count=1, stop_words=None, sample_size=16, random_state=0
+        Model(),
+        vocabulary=WordFilter(min_count=1, stop_words=None),
+        sample_size=16,
+        random_state=0,
     ).fit(docs)
     assert aggregator.top_terms_[1][0][0] == "good"
     assert aggregator.n_documents_seen_ == len(docs)

@@ -21,11 +21,21 @@ import pytest
 from planted_corpus import DOCS, PlantedModel
 
 from skanchors import GlobalAnchorAggregator
+from skanchors.aggregation import WordFilter
 from skanchors.aggregation.lime_aggregator import GlobalLimeAggregator
 from skanchors.cli import main
 
-ANCHOR = dict(k=3, min_count=2, sample_size=40, batch_size=10, random_state=0)
-LIME = dict(k=3, min_count=2, n_samples=150, n_features=5, batch_size=10, random_state=0)
+ANCHOR = dict(
+    k=3, vocabulary=WordFilter(min_count=2), sample_size=40, batch_size=10, random_state=0
+)
+LIME = dict(
+    k=3,
+    vocabulary=WordFilter(min_count=2),
+    n_samples=150,
+    n_features=5,
+    batch_size=10,
+    random_state=0,
+)
 KINDS = {
     "anchor": (GlobalAnchorAggregator, ANCHOR, "_a_pos"),
     "lime": (GlobalLimeAggregator, LIME, "_dc"),

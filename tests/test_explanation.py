@@ -13,6 +13,7 @@ from test_tabular import PlantedModel, planted_data, row
 from skanchors import AnchorExplainer, NoAnchorWarning
 from skanchors._explanation import Anchor, Predicate, Step
 from skanchors.discretizers import EdgesDiscretizer, QuantileDiscretizer
+from skanchors.samplers import TabularSampler
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,9 @@ def data():
 def anchor(data):
     """The planted rule "x0 > 0.7 AND colour = red" found for a red row with x0 = 0.9."""
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
-    explainer = AnchorExplainer(PlantedModel(), discretizer=disc, random_state=0).fit(data)
+    explainer = AnchorExplainer(
+        PlantedModel(), sampler=TabularSampler(discretizer=disc), random_state=0
+    ).fit(data)
     return explainer.explain(row(0.9, "red"))[0]
 
 
@@ -117,7 +120,10 @@ def test_steps_with_replaced_bounds_keep_their_predicates_through_json():
         return np.column_stack([1 - p, p])
 
     explainer = AnchorExplainer(
-        model, bounds="all", discretizer="decile", beam_size=1, random_state=0
+        model,
+        sampler=TabularSampler(bounds="all", discretizer="decile"),
+        beam_size=1,
+        random_state=0,
     ).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
@@ -141,7 +147,9 @@ def test_anchors_with_the_same_rule_and_numbers_are_equal(anchor, data):
     assert back == anchor and hash(back) == hash(anchor)
     assert len({anchor, back}) == 1 and [anchor].index(back) == 0
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
-    again = AnchorExplainer(PlantedModel(), discretizer=disc, random_state=0).fit(data)
+    again = AnchorExplainer(
+        PlantedModel(), sampler=TabularSampler(discretizer=disc), random_state=0
+    ).fit(data)
     assert again.explain(row(0.9, "red"))[0] == anchor  # another run, other timings
     shorter = Anchor(anchor.predicates[:1], 1, anchor.precision, anchor.coverage, True, 0.95)
     assert shorter != anchor

@@ -99,7 +99,7 @@ def test_mlm_anchor_kept_and_only_masked_words_replaced(kind, hf, bert_sampler):
 
     s = bert_sampler if kind == "bert_mlm" else MaskedLMSampler(hf[kind], top_k=5).fit(CORPUS)
     inst = s.instance(DOC)
-    assert inst.exact_reuse and inst.n_predicates == 9
+    assert inst.capabilities.exact_reuse and inst.n_predicates == 9
     anchor = (1, 3)
     keys, holds = inst.sample(anchor, 200, np.random.default_rng(0))
     assert holds[:, list(anchor)].all()

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from skanchors import AnchorExplainer, NoAnchorWarning
-from skanchors.samplers import CorpusSampler, UnkSampler
+from skanchors.samplers import CorpusSampler, TabularSampler, UnkSampler
 
 THRESHOLD, DELTA, TOLERANCE = 0.95, 0.1, 0.025
 RUNS = 20
@@ -205,7 +205,7 @@ def test_tabular_guarantee_under_an_adversarial_model(perturbation, bandit):
     def explainer_for(seed):
         explainer = AnchorExplainer(
             TableModel(),
-            perturbation=perturbation,
+            sampler=TabularSampler(perturbation=perturbation),
             bandit=bandit,
             max_anchor_size=MAX_SIZE,
             random_state=seed,
@@ -277,12 +277,14 @@ class SplitAware:
 
 def test_reference_rules_are_validated_on_the_half_the_choice_did_not_see():
     X = _split_data()
-    probe = AnchorExplainer(SplitAware([]), perturbation="reference", random_state=0).fit(X)
+    probe = AnchorExplainer(
+        SplitAware([]), sampler=TabularSampler(perturbation="reference"), random_state=0
+    ).fit(X)
     order = probe.sampler_._reference_order(probe._seed)[0]
     half = len(order) // 2
     validation_ids = X["id"].to_numpy()[order[half:]]
     explainer = AnchorExplainer(
-        SplitAware(validation_ids), perturbation="reference", random_state=0
+        SplitAware(validation_ids), sampler=TabularSampler(perturbation="reference"), random_state=0
     ).fit(X)
     # (the same seed, so the same reading order)
     assert np.array_equal(explainer.sampler_._reference_order(explainer._seed)[0], order)

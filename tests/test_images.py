@@ -252,7 +252,7 @@ def test_errors_name_the_argument():
         explainer.explain(np.moveaxis(np.repeat(IMAGE, 2, axis=0), -1, 1))
     with pytest.raises(ValueError, match="X holds images of different sizes"):
         LimeExplainer(planted).fit([IMAGE[0], IMAGE[0][:16]])
-    with pytest.raises(ValueError, match="discretizer.*X holds images"):
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="X holds images.*Tabular"):
         AnchorExplainer(planted, discretizer="decile").fit(REFERENCE)
     with pytest.raises(ValueError, match="sampling='joint'.*images"):
         LimeExplainer(planted, sampling="joint").fit(REFERENCE)

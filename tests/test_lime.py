@@ -24,7 +24,7 @@ from skanchors.lime import (
     _weighted_r2,
     _weighted_ridge,
 )
-from skanchors.samplers import CorpusSampler, TabularSampler, UnkSampler
+from skanchors.samplers import CorpusSampler, Sampler, TabularSampler, UnkSampler
 from skanchors.samplers.text import tokenize
 
 
@@ -289,8 +289,10 @@ def test_independent_samples_follow_the_reference_weights():
     assert ((Z["c"] == "b") & (Z["v"] >= 300)).mean() == pytest.approx(0.25, abs=0.015)
 
 
-class WrappedSampler(BaseEstimator):
+class WrappedSampler(BaseEstimator, Sampler):
     """A custom table sampler that is not a TabularSampler (it wraps one)."""
+
+    modality = "tabular"
 
     def fit(self, X, y=None):
         self.inner_ = TabularSampler().fit(X)
@@ -652,8 +654,8 @@ def test_errors(linear):
         fitted.explain(X[:1], y=["spam"])
     with pytest.raises(ValueError, match="target_class=7"):
         fitted.set_params(target_class=7).explain(X[:1])
-    with pytest.raises(ValueError, match="custom sampler"):
-        LimeExplainer(lr, sampler=UnkSampler(), discretizer="decile").fit(CORPUS)
+    with pytest.raises(ValueError, match=r"set them on it: sampler=UnkSampler\(discretizer="):
+        LimeExplainer(lr, sampler=UnkSampler(), discretizer="decile")
 
 
 def test_errors_dataframe_and_text():

@@ -8,6 +8,7 @@ from planted_corpus import DOCS, PLANTED, STOP, PlantedModel
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
+from skanchors.aggregation import WordFilter
 from skanchors.aggregation.lime_aggregator import GlobalLimeAggregator
 from skanchors.aggregation.lime_functions import (
     aggregate_lime,
@@ -19,7 +20,14 @@ from skanchors.aggregation.lime_functions import (
 from skanchors.metrics import aopc_k
 from skanchors.samplers import tokenize
 
-FAST = dict(k=3, min_count=2, n_samples=150, n_features=5, batch_size=10, random_state=0)
+FAST = dict(
+    k=3,
+    vocabulary=WordFilter(min_count=2),
+    n_samples=150,
+    n_features=5,
+    batch_size=10,
+    random_state=0,
+)
 
 
 def top_words(agg, label="spam"):
@@ -127,8 +135,7 @@ def test_a_class_whose_probability_never_moves_has_no_top_terms(aggregation):
         k=3,
         aggregation=aggregation,
         n_samples=200,
-        min_count=1,
-        stop_words=None,
+        vocabulary=WordFilter(min_count=1, stop_words=None),
         random_state=0,
     ).fit(docs * 3)
     assert agg.top_terms_[0] == []
@@ -194,8 +201,8 @@ def test_every_parameter_changes_the_result(fitted):
         dict(kernel_width=5.0),
         dict(random_state=1),
         dict(max_documents=20),
-        dict(stop_words=None),
-        dict(min_count=40),
+        dict(vocabulary=WordFilter(min_count=2, stop_words=None)),
+        dict(vocabulary=WordFilter(min_count=40)),
         dict(k=2),
     ):
         other = GlobalLimeAggregator(PlantedModel(), **{**FAST, **change}).fit(DOCS)
@@ -386,9 +393,14 @@ def test_transform_score_gridsearch_clone_and_pickle(fitted):
         ({"kernel_width": 0.0}, DOCS, ValueError, "'kernel_width' parameter"),
         ({"feature_selection": "lasso"}, DOCS, ValueError, "'feature_selection' parameter"),
         ({"batch_size": 0}, DOCS, ValueError, "'batch_size' parameter"),
-        ({"min_count": 0}, DOCS, ValueError, "'min_count' parameter"),
-        ({"stop_words": "french"}, DOCS, ValueError, "'stop_words' parameter"),
-        ({"stop_words": ["a", 1]}, DOCS, TypeError, "stop_words must be str"),
+        ({"vocabulary": WordFilter(min_count=0)}, DOCS, ValueError, "'min_count' parameter"),
+        (
+            {"vocabulary": WordFilter(stop_words="french")},
+            DOCS,
+            ValueError,
+            "The 'stop_words' parameter of WordFilter",
+        ),
+        ({"vocabulary": WordFilter(stop_words=["a", 1])}, DOCS, TypeError, "stop_words must be"),
         ({"sampler": "unk"}, DOCS, ValueError, "'sampler' parameter"),
     ],
 )
@@ -410,7 +422,8 @@ def test_same_model_and_data_as_the_anchor_aggregator():
     from skanchors.aggregation import GlobalAnchorAggregator
 
     model = PlantedModel()
-    anchors = GlobalAnchorAggregator(model, k=3, min_count=2, sample_size=40, random_state=0)
+    words = WordFilter(min_count=2)
+    anchors = GlobalAnchorAggregator(model, k=3, vocabulary=words, sample_size=40, random_state=0)
     lime = GlobalLimeAggregator(model, **FAST)
     a, b = anchors.fit(DOCS), lime.fit(DOCS)
     assert sorted(top_words(a)) == sorted(top_words(b)) == sorted(PLANTED)

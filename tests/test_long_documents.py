@@ -11,7 +11,12 @@ from sklearn.base import clone
 from skanchors import AnchorExplainer
 from skanchors._search import CandidateArms, SampleStore
 from skanchors._wide import ExtensionCounts
-from skanchors.aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
+from skanchors.aggregation import (
+    AdaptiveThreshold,
+    GlobalAnchorAggregator,
+    GlobalLimeAggregator,
+    WordFilter,
+)
 from skanchors.samplers import CorpusSampler, UnkSampler
 
 
@@ -131,7 +136,7 @@ def test_the_aggregator_tests_a_long_document_in_memory_linear_in_its_length():
     n = 20_000
     document = lexicon_document(n, z=1.8)
     others = ["a good film", "a bad film", "good and great", "poor and bad"] * 5
-    params = dict(random_state=0, min_count=1, stop_words=None)
+    params = dict(random_state=0, vocabulary=WordFilter(min_count=1, stop_words=None))
     GlobalAnchorAggregator(Lexicon(), **params).fit(others)  # (compiled kernels, imports)
     agg = GlobalAnchorAggregator(Lexicon(), **params)
     agg, peak = traced_peak(lambda: agg.fit([document] + others))
@@ -154,9 +159,8 @@ def test_max_time_is_honoured_within_a_batch_of_the_anchor_aggregator():
         model,
         delta=1e-6,
         sample_size=4,
-        adaptive_threshold=False,
-        min_count=1,
-        stop_words=None,
+        threshold=AdaptiveThreshold(omega=0),
+        vocabulary=WordFilter(min_count=1, stop_words=None),
         batch_size=len(docs),
         max_time=1.0,
         random_state=0,

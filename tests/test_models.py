@@ -57,13 +57,13 @@ def traversal(request, monkeypatch):
         if _trees.kernels() is None:
             pytest.skip("numba (the fast extra) is not installed")
     else:
-        monkeypatch.setattr(_trees, "_KERNELS", False)
+        monkeypatch.setenv("SKANCHORS_NUMBA", "0")
     return request.param
 
 
 @pytest.fixture
 def sklearn_traversal(monkeypatch):
-    monkeypatch.setattr(_trees, "_KERNELS", False)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "0")
 
 
 FORESTS = {
@@ -525,7 +525,7 @@ def test_boosting_with_unexpected_internals_predicts_for_itself(monkeypatch):
         assert fast.verified is True and fast.engaged
 
     # scikit-learn's loop (numba off) with another signature: the model itself, for good
-    monkeypatch.setattr(_trees, "_KERNELS", False)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "0")
     fast = ProbabilityModel(boost)._fn
 
     def changed_signature(*args):

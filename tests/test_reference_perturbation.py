@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from test_tabular import COLOURS, PlantedModel, SlowPlantedModel, _content, planted_data, row
 
-from skanchors import AnchorExplainer, NoAnchorWarning
+from skanchors import AnchorExplainer, NoAnchorWarning, config_context
 from skanchors._cache import SampleCache, Shared
 from skanchors._explanation import Anchor
 from skanchors._search import ReferenceArms, ReferenceStore
@@ -31,7 +31,9 @@ def _explainer(data, model=None, **params):
     params.setdefault("random_state", 0)
     model = PlantedModel() if model is None else model
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
-    return AnchorExplainer(model, discretizer=disc, perturbation="reference", **params).fit(data)
+    return AnchorExplainer(
+        model, sampler=TabularSampler(discretizer=disc, perturbation="reference"), **params
+    ).fit(data)
 
 
 def test_planted_rule_is_recovered_exactly(data):
@@ -150,7 +152,7 @@ def test_a_rule_covering_few_rows_is_not_validated():
         replace = (
             AnchorExplainer(
                 PlantedModel(),
-                discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}),
+                sampler=TabularSampler(discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]})),
                 random_state=0,
             )
             .fit(frame)
@@ -200,7 +202,10 @@ def test_the_fallback_is_the_rule_most_surely_precise_not_the_best_of_three_rows
     assert 0.05 < flipped[frame["a"] == "big"].mean() < 0.15  # "a = big" cannot reach 0.95
     instance = pd.DataFrame({"a": ["big"], "b": ["rare"], "x1": [0.5555]})
     explainer = AnchorExplainer(
-        model, perturbation="reference", bounds="bin", beam_size=2, random_state=0
+        model,
+        sampler=TabularSampler(perturbation="reference", bounds="bin"),
+        beam_size=2,
+        random_state=0,
     )
     with pytest.warns(NoAnchorWarning):
         anchor = explainer.fit(frame).explain(instance)[0]
@@ -253,8 +258,9 @@ def test_rows_share_predictions_without_changing_anchors(data):
     runs, rows = [], []
     for n_jobs, cache_size in ((1, 250_000), (2, 250_000), (1, 0)):
         model = PlantedModel()
-        explainer = _explainer(data, model, n_jobs=n_jobs, cache_size=cache_size)
-        anchors = explainer.explain(X)
+        with config_context(cache_size=cache_size):
+            explainer = _explainer(data, model, n_jobs=n_jobs)
+            anchors = explainer.explain(X)
         runs.append([(a.predicates, a.precision, a.n_samples, a.is_anchor) for a in anchors])
         rows.append(model.rows)
     assert runs[0] == runs[1] == runs[2]
@@ -295,8 +301,9 @@ def test_the_explainer_passes_perturbation_to_its_sampler(data):
     assert (a.predicates, a.precision, a.n_samples) == (b.predicates, b.precision, b.n_samples)
     replace = AnchorExplainer(
         PlantedModel(),
-        discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}),
-        perturbation="replace",
+        sampler=TabularSampler(
+            discretizer=EdgesDiscretizer(edges={"x0": [0.3, 0.7]}), perturbation="replace"
+        ),
         random_state=0,
     ).fit(data)
     assert replace.explain(x)[0].n_samples != a.n_samples
@@ -304,17 +311,23 @@ def test_the_explainer_passes_perturbation_to_its_sampler(data):
 
 def test_perturbation_errors(data):
     with pytest.raises(ValueError, match="perturbation"):
-        AnchorExplainer(PlantedModel(), perturbation="real").fit(data)
-    with pytest.raises(ValueError, match="perturbation and bounds configure"):
+        AnchorExplainer(PlantedModel(), sampler=TabularSampler(perturbation="real")).fit(data)
+    # (the old spelling, an explainer's keyword, with a sampler of one's own)
+    with pytest.raises(ValueError, match="perturbation configure the tabular sampler"):
         AnchorExplainer(PlantedModel(), sampler=_sampler(), perturbation="reference").fit(data)
-    with pytest.raises(ValueError, match="perturbation and bounds apply to tabular data"):
-        AnchorExplainer(PlantedModel(), perturbation="reference").fit(["a text", "another"])
-    with pytest.raises(ValueError, match="bounds configure the default tabular sampler"):
+    documents = "X holds documents .*TabularSampler samples the rows of a table"
+    with pytest.raises(ValueError, match=documents):
+        AnchorExplainer(PlantedModel(), sampler=TabularSampler(perturbation="reference")).fit(
+            ["a text", "another"]
+        )
+    with pytest.raises(ValueError, match="bounds configure the tabular sampler"):
         AnchorExplainer(PlantedModel(), sampler=_sampler(), bounds="all").fit(data)
-    with pytest.raises(ValueError, match="bounds apply to tabular data"):
-        AnchorExplainer(PlantedModel(), bounds="all").fit(["a text", "another"])
+    with pytest.raises(ValueError, match=documents):
+        AnchorExplainer(PlantedModel(), sampler=TabularSampler(bounds="all")).fit(
+            ["a text", "another"]
+        )
     with pytest.raises(ValueError, match="bounds"):
-        AnchorExplainer(PlantedModel(), bounds="every").fit(data)
+        AnchorExplainer(PlantedModel(), sampler=TabularSampler(bounds="every")).fit(data)
     with pytest.raises(ValueError, match="The 'bounds' parameter of TabularSampler must be"):
         TabularSampler(bounds="every").fit(data)
 
@@ -368,7 +381,7 @@ def test_precision_bounds_are_the_ones_is_anchor_was_decided_by(perturbation):
     model = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=0)
     model.fit(X_train, y_train)
     explainer = AnchorExplainer(
-        model, perturbation=perturbation, max_anchor_size=3, random_state=0
+        model, sampler=TabularSampler(perturbation=perturbation), max_anchor_size=3, random_state=0
     ).fit(X_train)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
@@ -417,7 +430,8 @@ def _correlated(n, seed=0):
 def test_auto_searches_the_reference_rows_first_and_replaced_rows_where_they_are_too_few():
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7], "x1": [0.5]})
     x = pd.DataFrame({"x0": [0.9], "x1": [0.8], "x2": [0.5]})
-    params = dict(discretizer=disc, random_state=0)
+    params = dict(sampler=TabularSampler(discretizer=disc), random_state=0)
+    replaced = dict(sampler=TabularSampler(discretizer=disc, perturbation="replace"))
     large = _correlated(20_000)
     auto = AnchorExplainer(Correlated(), **params).fit(large)
     anchor = auto.explain(x)[0]
@@ -429,7 +443,7 @@ def test_auto_searches_the_reference_rows_first_and_replaced_rows_where_they_are
     # its fresh draws are reference rows, where the rule holds
     assert auto.perturbation_precision(anchor, 2000, random_state=0) >= 0.95
     # replaced rows need x1 too, and "x0 > 0.7" alone fails there
-    replace = AnchorExplainer(Correlated(), perturbation="replace", **params).fit(large)
+    replace = AnchorExplainer(Correlated(), **replaced, random_state=0).fit(large)
     strict = replace.explain(x)[0]
     assert strict.is_anchor and strict.perturbation == "replace"
     assert sorted(str(p) for p in strict.predicates) == ["x0 > 0.7", "x1 > 0.5"]
@@ -442,7 +456,7 @@ def test_auto_searches_the_reference_rows_first_and_replaced_rows_where_they_are
     assert fallback.is_anchor and fallback.perturbation == "replace"
     assert sorted(str(p) for p in fallback.predicates) == ["x0 > 0.7", "x1 > 0.5"]
     # its costs are both searches'
-    alone = AnchorExplainer(Correlated(), perturbation="replace", **params).fit(large.iloc[:300])
+    alone = AnchorExplainer(Correlated(), **replaced, random_state=0).fit(large.iloc[:300])
     assert fallback.n_rows_predicted > alone.explain(x)[0].n_rows_predicted
     # the distribution travels with the anchor
     again = Anchor.from_json(anchor.to_json())
@@ -466,10 +480,15 @@ def test_auto_runs_each_search_at_half_of_delta(monkeypatch):
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7], "x1": [0.5]})
     x = pd.DataFrame({"x0": [0.9], "x1": [0.8], "x2": [0.5]})
     small = _correlated(300)
-    AnchorExplainer(Correlated(), discretizer=disc, delta=0.2, random_state=0).fit(small).explain(x)
+    AnchorExplainer(
+        Correlated(), sampler=TabularSampler(discretizer=disc), delta=0.2, random_state=0
+    ).fit(small).explain(x)
     assert seen == [("reference", 0.1), ("replace", 0.1)]
     seen.clear()
     AnchorExplainer(
-        Correlated(), discretizer=disc, delta=0.2, perturbation="replace", random_state=0
+        Correlated(),
+        sampler=TabularSampler(discretizer=disc, perturbation="replace"),
+        delta=0.2,
+        random_state=0,
     ).fit(small).explain(x)
     assert seen == [("replace", 0.2)]

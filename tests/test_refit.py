@@ -25,8 +25,9 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skanchors import AnchorExplainer, LimeExplainer
 from skanchors._refit import fitted_state
-from skanchors.aggregation import GlobalAnchorAggregator
+from skanchors.aggregation import GlobalAnchorAggregator, WordFilter
 from skanchors.models import ProbabilityModel, RegressionModel
+from skanchors.samplers import TabularSampler
 
 pytestmark = pytest.mark.filterwarnings("ignore:Row .*no rule reached")
 
@@ -160,7 +161,11 @@ def test_what_fit_computed_from_the_old_predictions_asks_for_fit_again():
     forest.fit(X, target)
     std = AnchorExplainer(forest, random_state=0).fit(X)
     absolute = AnchorExplainer(
-        forest, tolerance=0.5, tolerance_unit="absolute", discretizer="quartile", random_state=0
+        forest,
+        tolerance=0.5,
+        tolerance_unit="absolute",
+        sampler=TabularSampler(discretizer="quartile"),
+        random_state=0,
     ).fit(X)
     # a regressor's default bins are cut where its predictions change
     tree_bins = AnchorExplainer(forest, tolerance=0.5, tolerance_unit="absolute").fit(X)
@@ -171,7 +176,11 @@ def test_what_fit_computed_from_the_old_predictions_asks_for_fit_again():
     with pytest.raises(ValueError, match="bins were cut where the old model's predictions"):
         tree_bins.explain(ROWS[:1])
     fresh = AnchorExplainer(
-        forest, tolerance=0.5, tolerance_unit="absolute", discretizer="quartile", random_state=0
+        forest,
+        tolerance=0.5,
+        tolerance_unit="absolute",
+        sampler=TabularSampler(discretizer="quartile"),
+        random_state=0,
     )
     assert _rules(absolute.explain(ROWS[:2])) == _rules(fresh.fit(X).explain(ROWS[:2]))
     # refitted on other columns
@@ -186,7 +195,8 @@ def test_aggregators_refuse_to_add_a_refitted_model_s_counts():
     docs = [f"good {w} day" for w in "abcdefgh"] + [f"bad {w} day" for w in "abcdefgh"]
     labels = [1] * 8 + [0] * 8
     model = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(docs, labels)
-    agg = GlobalAnchorAggregator(model, k=2, min_count=1, random_state=0).fit(docs)
+    agg = GlobalAnchorAggregator(model, k=2, vocabulary=WordFilter(min_count=1), random_state=0)
+    agg.fit(docs)
     agg.score(docs)
     model.fit(docs, labels[::-1])
     with pytest.raises(ValueError, match="refitted .* Call fit"):

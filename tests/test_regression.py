@@ -10,7 +10,7 @@ from scipy.stats import norm
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.tree import DecisionTreeRegressor
 
-from skanchors import AnchorExplainer, NoAnchorWarning
+from skanchors import AnchorExplainer, NoAnchorWarning, anchor_scorer
 from skanchors.datasets import make_bike_sharing
 from skanchors.discretizers import QuantileDiscretizer, TreeDiscretizer
 from skanchors.samplers import TabularSampler
@@ -63,7 +63,11 @@ def test_perturbation_precision_reads_the_anchors_own_band():
     model = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, 10 * X.a + X.b)
     # (quartile bins, which the tree's steps cross: an anchor that does not always hold)
     explainer = AnchorExplainer(
-        model, discretizer="quartile", tolerance=1.0, tolerance_unit="absolute", random_state=0
+        model,
+        sampler=TabularSampler(discretizer="quartile"),
+        tolerance=1.0,
+        tolerance_unit="absolute",
+        random_state=0,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
@@ -125,7 +129,7 @@ def test_callable_regressor_and_chosen_value():
         warnings.simplefilter("ignore", NoAnchorWarning)
         other = explainer.explain(np.array([[0.1, 0.1, 0.9]]), y=[2.0])[0]
     assert not other.is_anchor  # nothing keeps f within 1 of 2.0
-    assert 0.0 <= explainer.set_params(score_rows=5).score(X[:100]) <= 1.0
+    assert 0.0 <= anchor_scorer(rows=5)(explainer, X[:100]) <= 1.0
 
 
 def test_regression_errors(data):
@@ -173,7 +177,9 @@ def test_verbose_prints_the_value_and_its_band(data, capsys):
 
 def test_reference_perturbation_holds_the_band_on_real_rows(data):
     X, model = data
-    explainer = AnchorExplainer(model, perturbation="reference", random_state=0).fit(X)
+    explainer = AnchorExplainer(
+        model, sampler=TabularSampler(perturbation="reference"), random_state=0
+    ).fit(X)
     anchors = explainer.explain(X.iloc[:6])
     predicted = model.predict(X)
     for anchor in anchors:
@@ -191,14 +197,16 @@ def test_grid_search_over_tolerance_does_not_pick_the_widest_band(data):
     X, model = data
     X = X.iloc[:600]
     grid = {"tolerance": [0.25, 5.0]}  # 5 standard deviations: the empty rule holds
-    params = dict(random_state=0, score_rows=10, beam_size=1)
-    search = GridSearchCV(AnchorExplainer(model, **params), grid, cv=2).fit(X)
+    params = dict(random_state=0, beam_size=1)
+    scoring = anchor_scorer(rows=10)
+    search = GridSearchCV(AnchorExplainer(model, **params), grid, cv=2, scoring=scoring).fit(X)
     scores = search.cv_results_["mean_test_score"]
     assert search.best_params_ == {"tolerance": 0.25} and scores[1] == 0 < scores[0]
     wide = search.best_estimator_.set_params(tolerance=5.0).fit(X)
     assert wide.explain(X.iloc[[0]])[0].predicates == ()
     # against each setting's own band, the empty rule would have won
-    own = GridSearchCV(AnchorExplainer(model, score_tolerance=None, **params), grid, cv=2)
+    own_band = anchor_scorer(rows=10, tolerance=None)
+    own = GridSearchCV(AnchorExplainer(model, **params), grid, cv=2, scoring=own_band)
     assert own.fit(X).best_params_ == {"tolerance": 5.0}
 
 
@@ -232,7 +240,9 @@ def test_most_bike_sharing_rows_get_an_anchor_that_holds_on_held_out_rows(bikes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
         anchors = explainer.explain(rows)
-        old = AnchorExplainer(model, discretizer="quartile", random_state=0).fit(X_train)
+        old = AnchorExplainer(
+            model, sampler=TabularSampler(discretizer="quartile"), random_state=0
+        ).fit(X_train)
         old_anchors = old.explain(rows)
     valid = [a for a in anchors if a.is_anchor]
     assert len(valid) >= 15 and sum(a.is_anchor for a in old_anchors) <= 3
@@ -278,23 +288,36 @@ def test_a_regressor_is_binned_where_its_prediction_moves(data):
 def test_discretizer_settings_for_regression_and_classification(data):
     X, model = data
     # quartiles on request, as before
-    old = AnchorExplainer(model, discretizer="quartile", random_state=0).fit(X)
+    old = AnchorExplainer(
+        model, sampler=TabularSampler(discretizer="quartile"), random_state=0
+    ).fit(X)
     assert isinstance(old.sampler_.discretizer_, QuantileDiscretizer)
     assert [e.size for e in old.sampler_.bin_edges_] == [3, 3, 3, 3]
     # a TreeDiscretizer of one's own is fitted on the model's predictions, with its settings
-    mine = AnchorExplainer(model, discretizer=TreeDiscretizer(max_std=100.0)).fit(X)
+    mine = AnchorExplainer(
+        model, sampler=TabularSampler(discretizer=TreeDiscretizer(max_std=100.0))
+    ).fit(X)
     assert mine.sampler_.discretizer_.max_std == 100.0
     assert [e.size for e in mine.sampler_.bin_edges_] == [0, 0, 0, 0]  # all within 100
-    # so is a custom TabularSampler's "tree" (its own default spread: std / 8)
-    sampler = TabularSampler(discretizer="tree")
+    # so is a TreeDiscretizer with its defaults (its own default spread: std / 8) ...
+    sampler = TabularSampler(discretizer=TreeDiscretizer())
     custom = AnchorExplainer(model, sampler=sampler, random_state=0).fit(X)
     assert custom.sampler_.bin_edges_[1].size == 2
+    # ... while the sampler's "tree", named, is cut for the explainer's band, as by default
+    named = AnchorExplainer(model, sampler=TabularSampler(discretizer="tree"), random_state=0)
+    default = AnchorExplainer(model, random_state=0).fit(X)
+    assert [e.tolist() for e in named.fit(X).sampler_.bin_edges_] == [
+        e.tolist() for e in default.sampler_.bin_edges_
+    ]
+    assert named.sampler_.discretizer_.max_std == default.sampler_.discretizer_.max_std
     # a classifier keeps quartile bins by default; "tree" cuts where its class changes
     labels = (X["c"] > 0.62).astype(int)
     classifier = HistGradientBoostingClassifier(random_state=0).fit(X, labels)
     auto = AnchorExplainer(classifier, random_state=0).fit(X)
     assert isinstance(auto.sampler_.discretizer_, QuantileDiscretizer)
-    tree = AnchorExplainer(classifier, discretizer="tree", random_state=0).fit(X)
+    tree = AnchorExplainer(
+        classifier, sampler=TabularSampler(discretizer="tree"), random_state=0
+    ).fit(X)
     assert tree.sampler_.discretizer_.target == "classes"
     assert tree.sampler_.discretizer_.min_share == tree.threshold
     assert tree.sampler_.bin_edges_[2].tolist() == [0.62]
@@ -302,7 +325,7 @@ def test_discretizer_settings_for_regression_and_classification(data):
     assert [str(p) for p in anchor.predicates] == ["c > 0.62"]
     assert anchor.coverage == pytest.approx(np.mean(X["c"] > 0.62))
     with pytest.raises(ValueError, match="'discretizer' parameter"):
-        AnchorExplainer(model, discretizer="octile").fit(X)
+        AnchorExplainer(model, sampler=TabularSampler(discretizer="octile")).fit(X)
 
 
 def test_a_text_regressor_keeps_its_sampler():

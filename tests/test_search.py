@@ -1,5 +1,7 @@
 """Beam search: rounds that cannot hold an anchor skip the bandit's identification."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,8 +18,10 @@ from skanchors._acceptance import (
     _below_threshold,
     _validate,
 )
+from skanchors._arms import Arms
 from skanchors._bandit import arm_bounds
 from skanchors.discretizers import EdgesDiscretizer
+from skanchors.samplers import TabularSampler
 
 BETA = np.log(21 / 0.1)  # the search's rate for beam_size 1 and 20 predicates, delta 0.1
 
@@ -72,7 +76,11 @@ def test_planted_rule_found_through_a_round_without_anchor():
     bandit = RecordingBandit()
     disc = EdgesDiscretizer(edges={"x0": [0.3, 0.7]})
     explainer = AnchorExplainer(
-        PlantedModel(), discretizer=disc, beam_size=1, bandit=bandit, random_state=0
+        PlantedModel(),
+        sampler=TabularSampler(discretizer=disc),
+        beam_size=1,
+        bandit=bandit,
+        random_state=0,
     ).fit(planted_data())
     anchor = explainer.explain(row(0.9, "red"))[0]
     assert anchor.is_anchor
@@ -123,7 +131,7 @@ def _round_without_samples(seed=0):
 
     # (bounds="bin": x1 has two predicates, so the round has children on the same feature)
     explainer = AnchorExplainer(
-        PlantedModel(), bounds="bin", perturbation="replace", random_state=0
+        PlantedModel(), sampler=TabularSampler(bounds="bin", perturbation="replace"), random_state=0
     )
     explainer.fit(planted_data())
     instance = explainer.sampler_.instance(row(0.9, "red"))
@@ -258,7 +266,10 @@ def test_planted_boundary_beyond_the_rows_own_bin_is_found():
     found = {}
     for bounds in ("bin", "all"):
         explainer = AnchorExplainer(
-            PlantedModel(), discretizer=disc, beam_size=2, bounds=bounds, random_state=0
+            PlantedModel(),
+            sampler=TabularSampler(discretizer=disc, bounds=bounds),
+            beam_size=2,
+            random_state=0,
         ).fit(planted_data())
         found[bounds] = anchor = explainer.explain(row(0.9, "red"))[0]
         assert anchor.is_anchor
@@ -289,7 +300,7 @@ def test_kept_keys_take_the_narrowest_integer_type_that_holds_them():
         inst = sampler.fit([" ".join(words)]).instance(document)
         # (an instance whose draws cannot be made again cheaply, as a masked language
         # model's: replayable ones keep bits, see the next test)
-        inst.replayable = False
+        inst.capabilities = dataclasses.replace(inst.capabilities, replayable=False)
         store = search.SampleStore(inst, lambda t: np.zeros(len(t), int), 0, rng(0))
         store.draw([((), 50), ((3,), 50)])
         assert store.keys.dtype == dtype and store.holds is None and store.masks is None
@@ -332,7 +343,9 @@ def test_a_streamed_search_keeps_places_in_streams_and_finds_its_examples_again(
     X = pd.DataFrame(data.normal(size=(300, 70)), columns=[f"f{i}" for i in range(70)])
     edge = X["f0"].median()  # a quartile edge
     model = lambda Z: np.column_stack([Z["f0"] <= edge, Z["f0"] > edge]).astype(float)  # noqa: E731
-    explainer = AnchorExplainer(model, perturbation="replace", random_state=0).fit(X)
+    explainer = AnchorExplainer(
+        model, sampler=TabularSampler(perturbation="replace"), random_state=0
+    ).fit(X)
     stores, drawn = [], []
     original = search.SampleStore._store
 
@@ -380,11 +393,23 @@ def test_a_streamed_product_distribution_counts_subsets_from_its_holds():
     # A custom instance with streams, exact_reuse and holds_of (all optional members): the
     # store keeps no keys for streamed samples, so it keeps which predicates they satisfy.
     from skanchors._cache import SampleCache, Shared, row_hash
+    from skanchors.samplers import Capabilities, InstanceSampler
 
-    class Toy:
+    class Toy(InstanceSampler):
         n_predicates = 3
-        exact_reuse = True
+        predicates = ["x0 kept", "x1 kept", "x2 kept"]
+        capabilities = Capabilities(exact_reuse=True, keys_tell_holds=True, streams=True)
         stream_namespace = "toy"
+
+        def sample(self, anchor, n, rng):
+            keys = self._keys(anchor, 0, n, int(rng.integers(2**31)))
+            return keys, keys < 0
+
+        def coverage(self, anchors):
+            return np.array([0.5 ** len(a) for a in anchors])
+
+        def reference_coverage(self, anchor):
+            return 0.5 ** len(anchor)
 
         def _keys(self, anchor, start, stop, seed):
             rows = []
@@ -421,7 +446,7 @@ def test_a_streamed_product_distribution_counts_subsets_from_its_holds():
         assert n[j] == valid.sum() and pos[j] == (valid & (keys[:, 0] < 0)).sum()
 
 
-class _BernoulliArms:
+class _BernoulliArms(Arms):
     """Many independent arms, each a rule of precision ``p``."""
 
     def __init__(self, m, p, seed):

@@ -1,14 +1,15 @@
 """The compiled kernels of the tabular search (the ``fast`` extra): stream blocks
-(:mod:`skanchors.samplers._block_kernels`), stratum counts (:mod:`skanchors._arm_kernels`) and
-the prediction table (:mod:`skanchors._cache_kernels`), each the same to the last bit as its
-numpy or dictionary twin."""
+(:mod:`skanchors._speed.kernels.blocks`), stratum counts and bounds
+(:mod:`skanchors._speed.kernels.arms`) and the prediction table
+(:mod:`skanchors._speed.kernels.table`), each the same to the last bit as its numpy or
+dictionary twin, in the searches that use them."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.ensemble import GradientBoostingClassifier
 
-from skanchors import AnchorExplainer
+from skanchors import AnchorExplainer, _compiled
 from skanchors import _cache as cache
 from skanchors import _stratified as stratified
 from skanchors._search import SampleStore, StratifiedArms
@@ -64,9 +65,9 @@ def test_compiled_blocks_equal_the_numpy_blocks(monkeypatch, as_frame):
         blocks = _blocks(instance, rng, int(rng.integers(1, 5)))
         counts.append(len(blocks))
         seed = int(rng.integers(2**63))
-        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel)
+        monkeypatch.setenv("SKANCHORS_NUMBA", "1")
         fast = instance._make_blocks(blocks, seed)
-        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", False)
+        monkeypatch.setenv("SKANCHORS_NUMBA", "0")
         slow = instance._make_blocks(blocks, seed)
         assert len(fast) == len(slow) == len(blocks)
         for got, want in zip(fast, slow):
@@ -103,10 +104,10 @@ def test_compiled_stream_windows_are_the_samples_of_the_blocks(monkeypatch, as_f
             spans.add(stop // n - start // n)
         seed = int(rng.integers(2**63))
         # a disabled cache keeps no blocks: the window kernel applies
-        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel)
+        monkeypatch.setenv("SKANCHORS_NUMBA", "1")
         assert instance._window_kernel(cache.SampleCache(0)) is not None
         fast = instance.stream_windows(requests, seed, cache.SampleCache(0))
-        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", False)
+        monkeypatch.setenv("SKANCHORS_NUMBA", "0")
         assert instance._window_kernel(cache.SampleCache(0)) is None
         slow = instance.stream_windows(requests, seed, cache.SampleCache(0))
         assert fast[4] is None  # no label memos
@@ -116,15 +117,22 @@ def test_compiled_stream_windows_are_the_samples_of_the_blocks(monkeypatch, as_f
     assert {0, 1, 2} <= spans  # windows within a block and across one and two boundaries
 
 
-def test_the_dictionary_cache_keeps_the_blocks_and_their_memos():
+def test_the_dictionary_cache_keeps_the_blocks_and_their_label_memos():
     X = _mixed_frame()
     sampler = TabularSampler(perturbation="replace", categorical_features=[2, 3, 4]).fit(X)
     instance = sampler.instance(X.iloc[[0]])
     dictionaries = cache.SampleCache(10_000)
     dictionaries._kernels = None  # what SKANCHORS_NUMBA=0 or a missing numba gives
     assert instance._window_kernel(dictionaries) is None
-    *_, memos = instance.stream_windows([((0,), 0, 100)], 3, dictionaries)
-    assert len(memos) == 1 and dictionaries.get_block((instance.stream_key((0,)), 0))
+    *_, blocks = instance.stream_windows([((0,), 0, 100)], 3, dictionaries)
+    key = (instance.stream_key((0,)), 0)
+    assert blocks == [(key, 0, 100)] and dictionaries.get_block(key)
+    # the labels of a block's rows are the cache's, by namespace and block
+    memo = dictionaries.label_memo("space", key)
+    assert memo.shape == (cache.STREAM_BLOCK,) and (memo == -1).all()
+    memo[:3] = 1
+    assert dictionaries.label_memo("space", key)[:3].tolist() == [1, 1, 1]
+    assert (dictionaries.label_memo("other", key) == -1).all()
     compiled = cache.SampleCache(10_000)
     assert compiled.compiled and instance._window_kernel(compiled) is not None
 
@@ -147,10 +155,10 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
 
     out = []
     for compiled in (True, False):
-        monkeypatch.setattr(tabular, "_BLOCK_KERNEL", kernel if compiled else False)
-        monkeypatch.setattr(stratified, "_ARM_KERNEL", arm_kernel if compiled else False)
-        monkeypatch.setattr(cache, "_TABLE_KERNELS", table_kernels if compiled else False)
-        explainer = AnchorExplainer(proba, perturbation="replace", random_state=0).fit(X)
+        monkeypatch.setenv("SKANCHORS_NUMBA", "1" if compiled else "0")
+        explainer = AnchorExplainer(
+            proba, sampler=TabularSampler(perturbation="replace"), random_state=0
+        ).fit(X)
         assert explainer._cache.compiled == compiled
         # one row per call: rows explained together share model calls in threads, and which
         # search predicts a shared row (and counts it) depends on timing
@@ -162,18 +170,19 @@ def test_anchors_are_the_same_with_and_without_the_compiled_kernels(monkeypatch)
 
 
 @pytest.mark.parametrize(
-    "module, cached, load",
+    "load",
     [
-        (tabular, "_BLOCK_KERNEL", "block_kernel"),
-        (stratified, "_ARM_KERNEL", "_arm_kernel"),
-        (cache, "_TABLE_KERNELS", "_table_kernels"),
+        tabular.block_kernel,
+        tabular.window_kernel,
+        tabular.coverage_kernel,
+        stratified._arm_kernel,
+        cache._table_kernels,
     ],
 )
-def test_the_compiled_kernels_can_be_switched_off(monkeypatch, module, cached, load):
-    for setting, compiled in (("0", False), ("1", True)):
-        monkeypatch.setattr(module, cached, None)  # loaded afresh, under the setting
+def test_the_compiled_kernels_can_be_switched_off(monkeypatch, load):
+    for setting, compiled in (("0", False), ("1", True), ("0", False)):
         monkeypatch.setenv("SKANCHORS_NUMBA", setting)
-        assert (getattr(module, load)() is not None) == compiled
+        assert (load() is not None) == compiled
 
 
 def _counted_arms(monkeypatch, compiled, seed, streamed=False):
@@ -198,7 +207,7 @@ def _counted_arms(monkeypatch, compiled, seed, streamed=False):
     def predict(frame):
         return (frame["fare"].to_numpy() > 25).astype(np.int64)
 
-    monkeypatch.setattr(stratified, "_ARM_KERNEL", arm_kernel if compiled else False)
+    monkeypatch.setenv("SKANCHORS_NUMBA", "1" if compiled else "0")
     if streamed:
         shared = cache.Shared(cache.SampleCache(0), seed, 1)
         store = SampleStore(instance, predict, 1, None, shared)
@@ -234,7 +243,7 @@ def test_compiled_stratum_counts_equal_the_numpy_counts(monkeypatch, seed, strea
 def test_compiled_bounds_equal_the_plain_float_bounds(lower):
     # Every kind of arm: two informative strata, one (the other empty or of weight 0 or 1),
     # none; precisions 0, 1 and between; several rates. Equal to the last bit.
-    from skanchors._bounds import _two_term_rate_scalar, stratified_bound_scalar
+    from skanchors._bounds import stratified_bound, two_term_rate
 
     bounds = arm_kernel[1]
     rng = np.random.default_rng(0)
@@ -254,12 +263,10 @@ def test_compiled_bounds_equal_the_plain_float_bounds(lower):
     pi[rng.random(m) < 0.05] = 1.0
     for beta in (0.5, 2.375, 9.125):
         values = np.full(m, np.nan)
-        rate = _two_term_rate_scalar(beta)
+        rate = two_term_rate(beta)
         bounds(n1, pos1, n2, pos2, pi, np.arange(m), beta, rate, lower, values)
         want = [
-            stratified_bound_scalar(
-                k1 / a if a else 0.0, a, k2 / b if b else 0.0, b, w, beta, lower
-            )
+            stratified_bound(k1 / a if a else 0.0, a, k2 / b if b else 0.0, b, w, beta, lower)
             for a, k1, b, k2, w in zip(*(v.tolist() for v in (n1, pos1, n2, pos2, pi)))
         ]
         assert values.tolist() == want
@@ -293,7 +300,7 @@ def _arms_state(rng, m, compiled):
 
 
 def test_compiled_extreme_bounds_and_estimates_equal_the_plain_float_ones():
-    # The compiled StratifiedArms._extreme_bound_small and precision_estimates against their
+    # The compiled StratifiedArms.extreme_bound and precision_estimates against their
     # plain-float twins: the same positions, bounds and cache updates, to the last bit, for
     # arms in any order, k = 1-3, both sides, rates above, below and at the cached ones.
     rng = np.random.default_rng(5)
@@ -309,8 +316,8 @@ def test_compiled_extreme_bounds_and_estimates_equal_the_plain_float_ones():
         side = "upper" if trial % 2 else "lower"
         k = int(rng.integers(1, 4))
         before = fast._cache[side][0].copy()
-        got = fast._extreme_bound_small(indices, beta, side, k)
-        want = slow._extreme_bound_small(indices, beta, side, k)
+        got = fast.extreme_bound(indices, beta, side, k)
+        want = slow.extreme_bound(indices, beta, side, k)
         assert got[0].dtype == want[0].dtype and got[0].tolist() == want[0].tolist()
         assert got[1].tolist() == want[1].tolist()
         for name in ("lower", "upper"):
@@ -328,17 +335,20 @@ def test_rates_beyond_the_table_take_the_plain_float_bounds(monkeypatch):
         raise AssertionError(f"rate {at} looked up in the table")
 
     monkeypatch.setattr(stratified, "_rate_table", untabled)
-    pos, values = arms._extreme_bound_small(np.arange(6), 3.0, "upper", 2)
+    pos, values = arms.extreme_bound(np.arange(6), 3.0, "upper", 2)
     slow = _arms_state(np.random.default_rng(1), 6, compiled=False)
-    want = slow._extreme_bound_small(np.arange(6), 3.0, "upper", 2)
+    want = slow.extreme_bound(np.arange(6), 3.0, "upper", 2)
     assert pos.tolist() == want[0].tolist() and values.tolist() == want[1].tolist()
 
 
 def test_fit_loads_the_search_kernels_not_the_first_explanation(monkeypatch):
-    # numba compiles (or loads its cached code) at a kernel's first use: 2 s in a fresh
-    # checkout, which belongs to fit rather than to the first row explained
+    # numba compiles (or loads its cached code) at a kernel's first use, which belongs to fit
+    # rather than to the first row explained
     X = _mixed_frame(200)
-    monkeypatch.setattr(stratified, "_ARM_KERNEL", None)
+    names = (*stratified._KERNEL_NAMES, "make_blocks", "prediction_table")
+    loaded = {k: v for k, v in _compiled._LOADED.items() if k not in names}
+    monkeypatch.setattr(_compiled, "_LOADED", loaded)
     explainer = AnchorExplainer(lambda frame: np.tile([0.5, 0.5], (len(frame), 1)))
     explainer.fit(X)
-    assert stratified._ARM_KERNEL == arm_kernel
+    assert set(names) <= set(_compiled._LOADED)
+    assert tuple(_compiled._LOADED[name] for name in stratified._KERNEL_NAMES) == arm_kernel

@@ -12,8 +12,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-from skanchors import AnchorExplainer, NoAnchorWarning
-from skanchors.samplers import CorpusSampler, UnkSampler, tokenize
+from skanchors import AnchorExplainer, NoAnchorWarning, anchor_scorer, config_context
+from skanchors.samplers import CorpusSampler, TabularSampler, UnkSampler, tokenize
 
 DOCS = [
     "win a free prize now",
@@ -113,8 +113,9 @@ def test_one_text_default_for_the_explainers_and_the_aggregators():
     # Issue 44: the explainer drew replacements from the corpus while the aggregators wrote
     # UNK. sampler=None must give the same sampler everywhere: UnkSampler().
     from skanchors import GlobalAnchorAggregator, GlobalLimeAggregator, LimeExplainer
+    from skanchors.aggregation import WordFilter
 
-    fast = dict(k=2, min_count=1, batch_size=10, random_state=0)
+    fast = dict(k=2, vocabulary=WordFilter(min_count=1), batch_size=10, random_state=0)
     fitted = [
         AnchorExplainer(WordModel("free"), random_state=0).fit(DOCS),
         LimeExplainer(WordModel("free"), n_samples=50, random_state=0).fit(DOCS),
@@ -204,14 +205,15 @@ def test_each_anchor_counts_its_own_calls_whether_or_not_rows_share_them(sampler
 
 @pytest.mark.parametrize("cache_size", [0, 250_000])
 def test_a_document_explained_again_reuses_its_search(cache_size):
-    # cache_size promised reuse "in this or later calls" and gave text none: two identical
-    # calls predicted 2,520 rows each
+    # the cache (cache_size) promised reuse "in this or later calls" and gave text none: two
+    # identical calls predicted 2,520 rows each
     model = WordModel("free", "win")
-    explainer = AnchorExplainer(model, cache_size=cache_size, random_state=0).fit(DOCS)
     docs = [SPAM, "win a free trip to paris now", "free tickets, call now"]
-    first = explainer.explain(docs)
-    rows = model.rows
-    again = explainer.explain(docs[::-1] + [docs[0]])
+    with config_context(cache_size=cache_size):
+        explainer = AnchorExplainer(model, random_state=0).fit(DOCS)
+        first = explainer.explain(docs)
+        rows = model.rows
+        again = explainer.explain(docs[::-1] + [docs[0]])
     assert [str(a) for a in again] == [str(a) for a in first[::-1] + [first[0]]]
     assert rows == sum(a.n_rows_predicted for a in first)
     if cache_size:  # only each document's own prediction
@@ -231,13 +233,13 @@ def test_sklearn_text_pipeline_transform_and_score():
     train, test = list(texts[:3000]), list(texts[3000:3400])
     model = make_pipeline(TfidfVectorizer(min_df=2), LogisticRegression(C=10, max_iter=1000))
     model.fit(train, labels[:3000])
-    explainer = AnchorExplainer(model, score_rows=8, random_state=0).fit(train)
+    explainer = AnchorExplainer(model, random_state=0).fit(train)
     spam = [t for t, p in zip(test, model.predict(test)) if p == "spam"][:3]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoAnchorWarning)
         anchors = explainer.explain(spam)
         Xt = explainer.transform(spam)
-        score = explainer.score(test)
+        score = anchor_scorer(rows=8)(explainer, test)
     names = explainer.get_feature_names_out()
     assert sparse.issparse(Xt) and Xt.shape == (3, len(names))
     for i, anchor in enumerate(anchors):
@@ -251,9 +253,10 @@ def test_sklearn_text_pipeline_transform_and_score():
 def test_grid_search_on_text():
     model = WordModel("free")
     search = GridSearchCV(
-        AnchorExplainer(model, score_rows=4, random_state=0),
+        AnchorExplainer(model, random_state=0),
         {"threshold": [0.8, 0.95]},
         cv=2,
+        scoring=anchor_scorer(rows=4),
     )
     search.fit(DOCS)
     assert search.best_estimator_.estimator is model
@@ -283,8 +286,8 @@ def test_text_input_errors():
         explainer.explain(["fine", "   "])
     with pytest.raises(ValueError, match="single string"):
         AnchorExplainer(WordModel("free")).fit("one document")
-    with pytest.raises(ValueError, match="apply to tabular data"):
-        AnchorExplainer(WordModel("free"), discretizer="decile").fit(DOCS)
+    with pytest.raises(ValueError, match="TabularSampler samples the rows of a table"):
+        AnchorExplainer(WordModel("free"), sampler=TabularSampler(discretizer="decile")).fit(DOCS)
     with pytest.raises(ValueError, match="balance"):
         AnchorExplainer(WordModel("free"), balance=True).fit(DOCS)
     # a text column with a missing value is documents with a bad one, not a table

@@ -177,7 +177,7 @@ def test_input_validation():
 def test_anchor_kept_and_keep_frequency(sampler, keep_proba, reviews):
     sampler = clone(sampler).set_params(keep_proba=keep_proba).fit(reviews)
     inst = sampler.instance(reviews[5])
-    assert isinstance(inst, TextInstance) and inst.exact_reuse
+    assert isinstance(inst, TextInstance) and inst.capabilities.exact_reuse
     anchor = (0, 3, 4)
     n = 4000
     keys, holds = inst.sample(anchor, n, np.random.default_rng(0))

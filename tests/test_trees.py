@@ -150,10 +150,8 @@ def test_the_compact_trees_are_not_pickled_and_are_rebuilt():
 
 
 def test_numba_can_be_switched_off(monkeypatch):
-    monkeypatch.setattr(_trees, "_KERNELS", None)
     monkeypatch.setenv("SKANCHORS_NUMBA", "0")
     assert _trees.kernels() is None
-    monkeypatch.setattr(_trees, "_KERNELS", None)
     monkeypatch.setenv("SKANCHORS_NUMBA", "1")
     assert _trees.kernels() is not None
 

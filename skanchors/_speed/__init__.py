@@ -12,21 +12,26 @@ checked against it on the first call (:class:`~skanchors._speed._base._CheckedPr
 - :mod:`~skanchors._speed.pipeline`: a ``Pipeline`` ending in one of those, or starting with
   a column-wise ``ColumnTransformer`` (:mod:`~skanchors._speed.columnwise`);
 - :mod:`~skanchors._speed.splits`: the split thresholds of those ensembles, by which the
-  tabular sampler predicts rows the model cannot tell apart once.
+  tabular sampler predicts rows the model cannot tell apart once;
+- :mod:`~skanchors._speed.kernels`: the compiled kernels (numba, the ``fast`` extra), twins of
+  the core's loops, registered with :mod:`skanchors._compiled`.
 
 It plugs into the model adapters of :mod:`skanchors.models` through their two hooks,
 :func:`~skanchors.models.register_fast_predictor` and
 :func:`~skanchors.models.register_split_reader`, when the package is imported (by
-``skanchors/__init__.py``); the adapters import nothing of it. :func:`disabled` turns the
-predictors off: models wrapped meanwhile are called through their own methods, with the same
-numbers and the same anchors.
+``skanchors/__init__.py``); the adapters import nothing of it. The compiled kernels plug into
+the core through :mod:`skanchors._compiled`, which the core asks by name. :func:`disabled`
+turns both off: models wrapped meanwhile are called through their own methods and the core
+runs its numpy code, with the same numbers and the same anchors.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+from .. import _compiled
 from ..models import register_fast_predictor, register_split_reader
+from . import kernels  # noqa: F401 (registers the compiled kernels; imports no numba)
 from .boosting import _BoostingProba, _BoostingRegression, _is_boosting
 from .forest import _ForestProba, _ForestRegression, _is_forest
 from .hist_boosting import _HistBoostingProba, _HistBoostingRegression, _is_hist_boosting
@@ -47,15 +52,18 @@ def enabled():
 def disabled():
     """Within this block, models wrapped (:class:`~skanchors.ProbabilityModel`,
     :class:`~skanchors.models.RegressionModel`, an explainer's ``fit``) are called through
-    their own ``predict_proba`` or ``predict``. The switch is read when a model is wrapped,
-    for the whole process (all threads); a wrapper keeps what it got. The split thresholds
+    their own ``predict_proba`` or ``predict``, and no compiled kernel is handed out (the
+    core's numpy code runs; as with ``SKANCHORS_NUMBA=0``). The switch is read when a model is
+    wrapped or a kernel asked for (a fit, a search, a draw), for the whole process (all
+    threads); what got a predictor or kernel before keeps it. The split thresholds
     (:func:`~skanchors.models.split_thresholds`) are still read: they decide which rows are
     sent to the model, not what it predicts for them."""
     global _ENABLED
     before = _ENABLED
     _ENABLED = False
     try:
-        yield
+        with _compiled.switched_off():
+            yield
     finally:
         _ENABLED = before
 

@@ -8,6 +8,7 @@ global aggregations of van der Linden et al. 2019
 (:mod:`~skanchors.aggregation.lime_functions`), scored by the same AOPC^k.
 """
 
+from ._options import AdaptiveThreshold, WordFilter, aopc_scorer
 from .aggregator import GlobalAnchorAggregator
 from .functions import (
     AGGREGATIONS,
@@ -32,6 +33,9 @@ from .lime_functions import (
 
 __all__ = [
     "AGGREGATIONS",
+    "AdaptiveThreshold",
+    "WordFilter",
+    "aopc_scorer",
     "GlobalAnchorAggregator",
     "GlobalLimeAggregator",
     "LIME_AGGREGATIONS",

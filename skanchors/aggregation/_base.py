@@ -30,10 +30,12 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import N_JOBS, ExplainsFittedModel, outside_stacklevel
-from .._validation import check_model
+from .._moved import carry
+from .._validation import check_model, check_params
 from ..models import as_probability_model
 from ..samplers.text import check_documents, tokenize
 from . import _checkpoint
+from ._options import AopcScorer, WordFilter
 
 __all__ = ["BaseGlobalAggregator", "OutOfTime"]
 
@@ -75,13 +77,10 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["predict_proba"]), callable],
         "k": [Interval(Integral, 1, None, closed="left")],
-        "stop_words": [StrOptions({"english"}), "array-like", set, frozenset, None],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
-        "lowercase": ["boolean"],
+        "vocabulary": [None, WordFilter],
         "max_documents": [Interval(Integral, 1, None, closed="left"), None],
         "order": [StrOptions({"confidence", "given", "random"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "removal": [str],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "callback": [callable, None],
         "checkpoint": [str, os.PathLike, None],
@@ -99,7 +98,34 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         if sampler is not None and not hasattr(sampler, "vocabulary_"):
             sampler = clone(sampler)
         params = {k: clone(v, safe=False) for k, v in params.items()}
-        return type(self)(estimator, sampler=sampler, **params)
+        # (what old keywords set outside the parameters goes to the clone too)
+        return carry(self, type(self)(estimator, sampler=sampler, **params), _CARRIED)
+
+    def set_params(self, **params):
+        for name, hint in (
+            ("vocabulary", "vocabulary=WordFilter()"),
+            ("threshold", "threshold=AdaptiveThreshold(0.95)"),
+            ("sampler", "sampler=UnkSampler()"),
+        ):
+            nested = sorted(k for k in params if k.startswith(f"{name}__"))
+            value = params.get(name, getattr(self, name, None))
+            if nested and not hasattr(value, "set_params"):
+                raise ValueError(
+                    f"Cannot set {', '.join(nested)}: {name} is {value!r}, not an object with "
+                    f"parameters. Pass one to tune them, e.g. {hint}, or set it and its "
+                    "options together."
+                )
+        return super().set_params(**params)
+
+    def _described_params(self):
+        """The parameters as a checkpoint describes them (see ``_state_params``), the word
+        filter's in the terms of the flat keywords they replaced."""
+        params = self.get_params(deep=False)
+        words = self._word_filter()
+        params.update(
+            stop_words=words.stop_words, min_count=words.min_count, lowercase=words.lowercase
+        )
+        return params
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -204,9 +230,10 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         docs = check_documents(X, "X", allow_wordless=True)
         col = {w: j for j, w in enumerate(names.tolist())}
         out = np.zeros((len(docs), len(names)), dtype=np.int64)
+        norm = self._normalizer()
         for i, doc in enumerate(docs):
             for w, _, _ in tokenize(doc):
-                j = col.get(self._norm(w))
+                j = col.get(norm(w))
                 if j is not None:
                     out[i, j] += 1
         return out
@@ -214,8 +241,10 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
     def score(self, X, y=None):
         """AOPC^k of the top terms on ``X``, averaged over classes (higher is better).
 
-        See :func:`skanchors.metrics.aopc_k`; ``removal`` says how terms are removed. This is
-        what ``GridSearchCV`` maximises; anchor-based and LIME-based top terms are scored alike.
+        ``aopc_scorer()(self, X)``: the top terms are deleted (see
+        :func:`~skanchors.aggregation.aopc_scorer` for a replacement token, and
+        :func:`skanchors.metrics.aopc_k`). This is what ``GridSearchCV`` maximises without a
+        ``scoring``; anchor-based and LIME-based top terms are scored alike.
 
         Parameters
         ----------
@@ -228,49 +257,33 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
         -------
         score : float
         """
-        from ..metrics import aopc_k
+        return getattr(self, "_scorer", _DEFAULT_SCORER)(self, X, y)
 
-        check_is_fitted(self, "top_terms_")
-        self._validate_params()
-        self._check_model("score")
-        docs = check_documents(X, "X", allow_wordless=True)
-        return aopc_k(
-            self.model_,
-            docs,
-            self.top_terms_,
-            self.k,
-            removal=self.removal,
-            lowercase=self.lowercase,
-        )
+    def _validate_params(self):
+        super()._validate_params()
+        check_params(self._word_filter())  # (the word filter's own parameters, set after fit)
+
+    def _word_filter(self):
+        """The :class:`WordFilter` in force: ``vocabulary``, or the default one."""
+        return _DEFAULT_WORDS if self.vocabulary is None else self.vocabulary
+
+    def _normalizer(self):
+        """The function that makes a token the word it is counted as (``lowercase``)."""
+        return str.lower if self._word_filter().lowercase else _same
 
     # ---------------------------------------------------------------- set-up
     def _check_X(self, X):
         return check_documents(X, "X", allow_wordless=True)
 
-    def _norm(self, word):
-        return word.lower() if self.lowercase else word
-
-    def _stop_set(self):
-        if self.stop_words is None:
-            return frozenset()
-        if isinstance(self.stop_words, str):
-            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-            return frozenset(ENGLISH_STOP_WORDS)
-        words = list(self.stop_words)
-        bad = [w for w in words if not isinstance(w, str)]
-        if bad:
-            raise TypeError(f"stop_words must be str, got {bad[:3]!r}.")
-        return frozenset(w.lower() for w in words)
-
     def _setup(self, docs):
         """Model, sampler, classes and an empty state; the subclass adds its own."""
+        from ..samplers._protocol import check_sampler
         from ..samplers.text import _default_sampler
 
         check_model(self.estimator, "estimator", type(self).__name__)
-        self._stops = self._stop_set()
+        self._stops = self._word_filter().stop_set()
         self.model_ = as_probability_model(self.estimator)
-        sampler = _default_sampler() if self.sampler is None else self.sampler
+        sampler = _default_sampler() if self.sampler is None else check_sampler(self.sampler)
         if not hasattr(sampler, "vocabulary_"):
             sampler = clone(sampler).fit(docs)
         elif hasattr(sampler, "_validate_params"):
@@ -461,10 +474,11 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     # ---------------------------------------------------------------- checkpoint
     def _state_params(self):
-        params = self.get_params(deep=False)
+        params = self._described_params()
         described = {k: _describe(params[k]) for k in self._checkpoint_params}
         if "stop_words" in described:
-            described["stop_words"] = repr(sorted(self._stops))  # "english" and its list alike
+            # ("english" and its list alike)
+            described["stop_words"] = repr(sorted(self._word_filter().stop_set()))
         return described
 
     def _save_checkpoint(self):
@@ -561,7 +575,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     def _eligible(self, n_occurrences):
         """Words that may be tested or ranked: no stop word, ``min_count`` occurrences."""
-        keep = n_occurrences >= self.min_count
+        keep = n_occurrences >= self._word_filter().min_count
         if self._stops and len(self._words):
             keep &= ~self._stop_mask()
         return keep
@@ -649,6 +663,15 @@ def _interrupts_held():
         signal.signal(signal.SIGINT, handler)
     if caught:
         signal.raise_signal(signal.SIGINT)
+
+
+def _same(word):
+    return word
+
+
+_DEFAULT_WORDS = WordFilter()
+_CARRIED = ("_scorer", "_shared_pool")
+_DEFAULT_SCORER = AopcScorer()
 
 
 def _describe(value):

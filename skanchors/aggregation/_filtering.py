@@ -3,7 +3,7 @@
 Before each batch the aggregator asks, for every word ``w`` and class ``c``, whether testing
 the occurrences of ``w`` in the batch can still matter for the top-k of ``c``. Two answers:
 
-:func:`exact_worth_testing` (``candidate_filtering=True``, ``"exact"``)
+:func:`exact_worth_testing` (``WordFilter(filtering="exact")``, the default)
     A word is skipped only when *no* outcome of the tests still to come -- those of the call's
     remaining documents and those skipped before -- can lift it into the top-k at the end of
     the call: the upper bound of its final score (every remaining occurrence an anchor) is
@@ -34,7 +34,7 @@ the occurrences of ``w`` in the batch can still matter for the top-k of ``c``. T
     ``base``
         Ignores anchors; the aggregator tests nothing.
 
-:func:`optimistic_worth_testing` (``candidate_filtering="optimistic"``)
+:func:`optimistic_worth_testing` (``WordFilter(filtering="optimistic")``)
     The seed's filter: the upper bound is compared with the *current* ``k``-th score, which
     for ``av``, ``h``, ``pr`` and ``inverse_pr`` can still fall; approximate (a word skipped
     early can belong to the final top-k), and cheaper.

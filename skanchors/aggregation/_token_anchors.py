@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from .._bandit import kl_lower_bound, kl_upper_bound
-from .._cache import row_hash
+from .._hashing import row_hash
 from .._search import VALIDATION_TOLERANCE
 from .._validation import check_memory
 from ..samplers.text import TextInstance
@@ -140,7 +140,7 @@ def _test_chunk(sampler, model, items, params, time_left=None):
     requests, plans = [], []
     for k, (_, d) in enumerate(docs):
         keep = float(getattr(d.instance, "keep_proba", 0.5))
-        pooled = shared_pool and bool(getattr(d.instance, "exact_reuse", False))
+        pooled = shared_pool and d.instance.capabilities.exact_reuse
         # (a lower bound of a round's draw: a random number, a flag and a key per word)
         rows = sample_size * min(len(d.positions), 1 / keep)
         check_memory("sample_size", sample_size, 13 * rows * d.instance.n_predicates, "a draw")
@@ -187,7 +187,7 @@ def _test_chunk(sampler, model, items, params, time_left=None):
             mine = idx[owner[idx] == k]
             words = d.positions[mine - offsets[k]]
             keep = float(getattr(d.instance, "keep_proba", 0.5))
-            pooled = shared_pool and bool(getattr(d.instance, "exact_reuse", False))
+            pooled = shared_pool and d.instance.capabilities.exact_reuse
             if pooled and len(mine) * keep > 1.0:
                 # a pool again: its rows that keep a token are draws of D(z | token kept)
                 keys, holds = d.sample([-1], int(math.ceil(sample_size / keep)))

@@ -17,7 +17,7 @@ Anchor test of a token.
     after ``20 * sample_size`` samples is decided by its mean. (The local search accepts
     within 0.025, because it keeps the widest of many rules that pass and so favours those
     that pass by luck; a token's test chooses nothing, and its errors average out.)
-Shared perturbation pool (``shared_pool=True``).
+Shared perturbation pool.
     The text samplers mask words independently, so the perturbations of ``D(z)`` in which word
     ``i`` was kept are exact draws of ``D(z | i kept)`` (``exact_reuse``). Each document first
     draws *one* pool of ``ceil(sample_size / keep_proba)`` perturbations with the empty anchor
@@ -30,7 +30,8 @@ Shared perturbation pool (``shared_pool=True``).
     else ``sample_size`` rows per token drawn with the token forced kept, whichever predicts
     fewer rows. A round thus costs at most ``2 * sample_size / keep_proba`` rows of a
     document, whatever its length (forced draws for every undecided token of a 100,000-word
-    document were a (tokens x 32) x words matrix). ``shared_pool=False`` is the naive test:
+    document were a (tokens x 32) x words matrix). The benchmarks' naive test (the private
+    ``_shared_pool = False``; the ``shared_pool=False`` keyword until 0.3):
     every token gets its own samples from ``D(z | i kept)``, none reused across tokens, so a
     document costs rows in proportion to its tokens, each as long as the document.
 Model calls batched across documents.
@@ -56,12 +57,13 @@ Top terms.
     word, so results do not depend on the order words were met.
 Candidate filtering.
     Before each batch, the occurrences of a word in a class are left untested when they cannot
-    matter (:mod:`skanchors.aggregation._filtering`). The default (``True``, ``"exact"``)
+    matter (:mod:`skanchors.aggregation._filtering`). The default (``WordFilter``'s
+    ``filtering="auto"``, ``True``, ``"exact"``)
     compares the best final score the word can still reach (every remaining occurrence an
     anchor; the occurrences skipped before count as remaining) with the ``k``-th largest of the
     *lowest* final scores the other words can end with (every remaining occurrence a
     non-anchor), which can only rise: with the same outcome of every test it runs, the top-k is
-    that of ``candidate_filtering=False`` (the tests are random, and the adaptive threshold
+    that of ``filtering=False`` (the tests are random, and the adaptive threshold
     reads the totals below, so a token near its threshold can come out otherwise). It skips for
     ``sq`` and ``av`` (scores of a word's own counts) and for ``h`` where the entropy range
     allows (a skipped word must not be able to set ``H_min`` or ``H_max``, which every score
@@ -86,7 +88,8 @@ Audit of the filtered occurrences (``G_pr``'s totals).
     (Horvitz-Thompson), which are then unbiased estimates of the totals without filtering
     (:attr:`totals_`). The untested occurrences stay out of ``A+`` and ``A-``.
 Adaptive threshold (eq. 11).
-    ``tau~(w, c) = max(min_threshold, tau - omega * r(w, c))`` where
+    ``tau~(w, c) = max(minimum, tau - omega * r(w, c))`` (:class:`AdaptiveThreshold`, ``tau``
+    its ``start``) where
     ``r = clip(n~(w, c) / N_wc, 0, 1)`` and ``n~ = alpha * sum_w' A+(w', c) * q~(w, c) =
     A+(w, c) - (1 - alpha) A-(w, c) sum A+ / sum A-`` is the ``G_pr`` pseudo-score expressed as
     a number of occurrences (those the generative model of eq. 8 attributes to true anchors), so
@@ -100,7 +103,7 @@ Adaptive threshold (eq. 11).
     word is an anchor") and calls it the *confidence* optimisation; how ``tau~`` enters the test
     is left open, so both readings are offered:
 
-    ``"confidence"`` (``True``, the default)
+    ``"confidence"`` (the default ``mode``)
         A token still needs a mean precision ``>= tau`` to be an anchor, but the evidence asked
         of it is relaxed: it is accepted once its lower bound clears ``tau~ - 0.05`` instead of
         ``tau - 0.05``. A word with a history of anchoring is accepted on fewer samples; what
@@ -124,10 +127,10 @@ Batches and determinism.
 ``fit`` and ``partial_fit``.
     ``partial_fit(X)`` orders ``X`` and processes it batch by batch, knowing only ``X`` (and the
     documents before it); ``fit(X)`` is ``partial_fit(X)`` from a fresh state. With the options
-    that look at other documents switched off (``candidate_filtering=False``,
-    ``adaptive_threshold=False``, ``min_count=1``) every anchor test is a function of the
-    document, the token and ``random_state`` alone, so ``partial_fit`` over any split of a
-    collection gives exactly the counts of ``fit`` on the whole of it.
+    that look at other documents switched off (``vocabulary=WordFilter(min_count=1,
+    filtering=False)``, ``threshold=AdaptiveThreshold(tau, omega=0)``) every anchor test is a
+    function of the document, the token and ``random_state`` alone, so ``partial_fit`` over any
+    split of a collection gives exactly the counts of ``fit`` on the whole of it.
 """
 
 from __future__ import annotations
@@ -140,10 +143,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import n_workers, row_seed
+from .._moved import hide_moved
 from .._validation import check_param
 from ..samplers.text import tokenize
 from ._base import BaseGlobalAggregator, OutOfTime
 from ._filtering import exact_worth_testing, optimistic_worth_testing
+from ._moved import take_moved
+from ._options import AdaptiveThreshold
 from ._token_anchors import _MAX_ROUNDS, _test_chunk  # noqa: F401 (_MAX_ROUNDS: re-exported)
 from .functions import AGGREGATIONS, aggregate
 
@@ -187,8 +193,14 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         Number of top terms per class.
     alpha : float in (0, 1], default=0.5
         ``G_pr``'s probability that an anchor position holds a true anchor word.
-    threshold : float in (0, 1], default=0.95
-        The paper's tau: precision a token needs to be an anchor.
+    threshold : float in (0, 1] or AdaptiveThreshold, default=0.95
+        The paper's tau, the precision a token needs to be an anchor, and how it adapts
+        (eq. 11): words that are often anchors of a class get a lower threshold ``tau~``
+        (see the module notes). A number ``t`` is ``AdaptiveThreshold(t)``: the
+        seed's schedule from ``t`` (``omega=0.4``, ``minimum=0.55``, ``mode="confidence"``: a
+        token of such a word needs less evidence to be accepted, but still a mean precision
+        ``>= t``). ``AdaptiveThreshold(t, omega=..., minimum=..., mode="precision")`` sets the
+        schedule, and ``AdaptiveThreshold(t, omega=0)`` keeps every token at ``t``.
     delta : float in (0, 1), default=0.1
         Risk of each anchor test (``beta = log(1 / delta)``); larger is faster.
     sampler : text sampler or None, default=None
@@ -199,43 +211,18 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         :class:`~skanchors.samplers.MaskedLMSampler` (the seed's, ``top_k=50``). An unfitted
         sampler is fitted on the documents of the first ``fit`` / ``partial_fit``; a fitted
         one is used as is.
-    shared_pool : bool, default=True
-        One perturbation pool per document serves all its tokens (see the module notes);
-        ``False`` is the naive per-token test, whose rows grow with the square of a
-        document's length (as many rows as tokens, each as long as the document).
     sample_size : int >= 1, default=32
         Perturbations per token and sampling round (the pool has ``sample_size / keep_proba``).
         With ``delta=0.1`` a token whose samples all keep the class is decided after 22 of
         them, so about 32 per round decide most tokens in the first round; on the movie
         reviews 100 predicted 2.7 times the rows of 32 for the same AOPC@20 up to noise.
-    adaptive_threshold : bool or {"confidence", "precision"}, default=True
-        Eq. 11: words that are often anchors of a class get the lower threshold ``tau~``.
-        ``"confidence"`` (same as ``True``): a token of such a word needs less evidence to be
-        accepted (its lower bound must clear ``tau~ - 0.05``), but still a mean precision
-        ``>= threshold``. ``"precision"``: the token is an anchor when its precision reaches
-        ``tau~`` (the seed's literal reading; faster to accept, lossier). ``False``: every
-        token is tested against ``threshold``. See the module notes.
-    omega : float >= 0, default=0.4
-        Strength of the adaptive threshold.
-    min_threshold : float in (0, 1], default=0.55
-        The adaptive threshold never goes below this; must not exceed ``threshold`` (read
-        only with an ``adaptive_threshold``).
-    candidate_filtering : bool or {"exact", "optimistic"}, default=True
-        Skip tokens whose word cannot reach the top-k of its class. ``True`` (``"exact"``):
-        only words that cannot reach the final top-k whatever the remaining tests say, so the
-        top-k is that of ``False`` (for ``pr`` and ``inverse_pr`` nothing can be proven and
-        nothing is skipped). ``"optimistic"``: the seed's approximate filter, against the
-        current top-k, which can still change; it skips more, but a word it skips may belong
-        to the final top-k. See the module notes.
-    stop_words : "english", collection of str or None, default="english"
-        Words never tested nor ranked (compared lowercased); "english" is scikit-learn's list,
-        which also holds some content words ("call", "bill", "find", "fire", "system"): on
-        SMS spam, "call" is the top spam word without it. Pass your own list, or None.
-    min_count : int >= 1, default=5
-        Words with fewer occurrences in the documents known so far are neither tested nor
-        ranked (rare-word filter).
-    lowercase : bool, default=True
-        Aggregate ``"Free"`` and ``"free"`` as one word (each occurrence is tested as it is).
+    vocabulary : WordFilter or None, default=None
+        Which words are tested and ranked: :class:`WordFilter` (``None``: ``WordFilter()``):
+        its ``stop_words`` ("english": scikit-learn's list) and words with fewer than
+        ``min_count`` (5) occurrences are neither tested nor ranked, ``lowercase`` (True)
+        aggregates ``"Free"`` and ``"free"`` as one word, and ``filtering`` (candidate
+        filtering, ``"exact"`` by default) skips the tokens of a word that cannot reach the
+        top-k of its class (see the module notes).
     max_documents : int >= 1 or None, default=None
         Process a random sample of at most this many documents (over all calls).
     order : {"confidence", "given", "random"}, default="confidence"
@@ -244,9 +231,6 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     batch_size : int >= 1, default=50
         Documents per anytime step: the state, ``top_terms_``, the checkpoint, ``verbose``
         and ``callback`` are updated after each batch.
-    removal : "delete" or str, default="delete"
-        How :meth:`~skanchors.GlobalAnchorAggregator.score` removes top terms (deletion or a
-        replacement token, e.g. "UNK").
     max_time : float > 0 or None, default=None
         Seconds, counted from the start of the call (its first pass over every document
         included). The clock is read after every batch and before every sampling round of a
@@ -276,6 +260,14 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         Seeds the perturbations (per document, from its text) and the document sampling.
     verbose : int, default=0
         Progress bar (tqdm, when installed) or one line per batch, with the current top words.
+
+    Each token is tested on one perturbation pool per document (see the module notes). The
+    AOPC^k that model selection maximises is :func:`aopc_scorer`'s (which removes the top
+    terms by deletion or a replacement token). The keyword arguments ``adaptive_threshold``,
+    ``omega``, ``min_threshold`` (now ``threshold=AdaptiveThreshold(...)``), ``stop_words``,
+    ``min_count``, ``lowercase``, ``candidate_filtering`` (now ``vocabulary=WordFilter(...)``),
+    ``removal`` (now :func:`aopc_scorer`'s) and ``shared_pool`` (the naive per-token test, an
+    internal for benchmarks) are still accepted, with a ``FutureWarning``, until skanchors 0.3.
 
     Attributes
     ----------
@@ -323,7 +315,10 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     ...     return np.column_stack([1 - p, p])
     >>> docs = ["win a prize today", "cash for you now", "see you at lunch today",
     ...         "lunch now or later", "claim your cash prize"] * 4
-    >>> agg = GlobalAnchorAggregator(model, k=2, min_count=1, random_state=0).fit(docs)
+    >>> from skanchors.aggregation import WordFilter
+    >>> agg = GlobalAnchorAggregator(
+    ...     model, k=2, vocabulary=WordFilter(min_count=1), random_state=0
+    ... ).fit(docs)
     >>> [w for w, _ in agg.top_terms_[1]]
     ['cash', 'prize']
     >>> agg.n_documents_seen_
@@ -331,6 +326,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     """
 
     _progress_desc = "global anchors"
+    # The test of a token: one perturbation pool per document serves all its tokens; False
+    # is the naive per-token test (see the module notes), which only the benchmarks set.
+    _shared_pool = True
     # What a checkpoint holds and compares (BaseGlobalAggregator): the parameters that change
     # the counts, the word x class state and the running totals.
     _checkpoint_params = (
@@ -376,17 +374,13 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         **BaseGlobalAggregator._parameter_constraints,
         "aggregation": [StrOptions(set(AGGREGATIONS))],
         "alpha": [Interval(Real, 0, 1, closed="right")],
-        "threshold": [Interval(Real, 0, 1, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
+        "threshold": [Interval(Real, 0, 1, closed="right"), AdaptiveThreshold],
         "sampler": [None, HasMethods(["fit", "instance"])],
-        "shared_pool": ["boolean"],
         "sample_size": [Interval(Integral, 1, None, closed="left")],
-        "adaptive_threshold": ["boolean", StrOptions({"confidence", "precision"})],
-        "omega": [Interval(Real, 0, None, closed="left")],
-        "min_threshold": [Interval(Real, 0, 1, closed="right")],
-        "candidate_filtering": ["boolean", StrOptions({"exact", "optimistic"})],
     }
 
+    @hide_moved
     def __init__(
         self,
         estimator,
@@ -397,25 +391,18 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         threshold=0.95,
         delta=0.1,
         sampler=None,
-        shared_pool=True,
         sample_size=32,
-        adaptive_threshold=True,
-        omega=0.4,
-        min_threshold=0.55,
-        candidate_filtering=True,
-        stop_words="english",
-        min_count=5,
-        lowercase=True,
+        vocabulary=None,
         max_documents=None,
         order="confidence",
         batch_size=50,
-        removal="delete",
         max_time=None,
         checkpoint=None,
         callback=None,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        **moved,
     ):
         self.estimator = estimator
         self.aggregation = aggregation
@@ -424,25 +411,19 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         self.threshold = threshold
         self.delta = delta
         self.sampler = sampler
-        self.shared_pool = shared_pool
         self.sample_size = sample_size
-        self.adaptive_threshold = adaptive_threshold
-        self.omega = omega
-        self.min_threshold = min_threshold
-        self.candidate_filtering = candidate_filtering
-        self.stop_words = stop_words
-        self.min_count = min_count
-        self.lowercase = lowercase
+        self.vocabulary = vocabulary
         self.max_documents = max_documents
         self.order = order
         self.batch_size = batch_size
-        self.removal = removal
         self.max_time = max_time
         self.checkpoint = checkpoint
         self.callback = callback
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        if moved:
+            take_moved(self, moved)
 
     # ---------------------------------------------------------------- public API
     def compute_scores(self, aggregation=None, *, alpha=None):
@@ -489,12 +470,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
     # ---------------------------------------------------------------- set-up
     def _check_X(self, X):
         docs = super()._check_X(X)
-        if self._adaptive_mode() is not None and self.min_threshold > self.threshold:
-            raise ValueError(
-                f"min_threshold={self.min_threshold} must not exceed threshold={self.threshold} "
-                "(it bounds the adaptive threshold from below; lower it, or set "
-                "adaptive_threshold=False)."
-            )
+        self._schedule().check()
         return docs
 
     def _init_state(self):
@@ -519,7 +495,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
 
     # ---------------------------------------------------------------- the loop
     def _prepare(self, docs, targets):
-        return [[self._norm(w) for w, _, _ in tokenize(d)] for d in docs]
+        norm = self._normalizer()
+        return [[norm(w) for w, _, _ in tokenize(d)] for d in docs]
 
     def _start_run(self, tokens, targets):
         """Every token of the call is known (and pending) before the first batch."""
@@ -562,7 +539,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             worth = self._worth_testing(eligible)
             audit = test & ~worth
             test &= worth
-        tau = np.full(test.shape, float(self.threshold))
+        tau = np.full(test.shape, float(self._schedule().start))
         low = tau  # the level the lower bound must clear to accept a token
         mode = self._adaptive_mode()
         if mode is not None:
@@ -604,7 +581,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         params = dict(
             delta=self.delta,
             sample_size=self.sample_size,
-            shared_pool=self.shared_pool,
+            shared_pool=self._shared_pool,
         )
         n_jobs = self.n_jobs
         left = self._time_left()
@@ -661,9 +638,9 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
 
     def _filter_mode(self):
         """``None`` (no candidate filtering), ``"exact"`` or ``"optimistic"``."""
-        mode = self.candidate_filtering
+        mode = self._word_filter().filtering
         if isinstance(mode, str):
-            return mode
+            return "exact" if mode == "auto" else mode
         return "exact" if mode else None  # a bool, numpy's included
 
     def _worth_testing(self, eligible):
@@ -695,12 +672,39 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             self.alpha,
         )
 
+    def _validate_params(self):
+        super()._validate_params()
+        self._schedule().check()
+
+    def _schedule(self):
+        """The :class:`AdaptiveThreshold` in force (a number ``t`` is ``AdaptiveThreshold(t)``)."""
+        if isinstance(self.threshold, AdaptiveThreshold):
+            return self.threshold
+        return AdaptiveThreshold(self.threshold)
+
+    def _described_params(self):
+        """The parameters as a checkpoint describes them, in the terms of the flat keywords
+        they replaced (a checkpoint written before the parameter objects still resumes)."""
+        params = super()._described_params()
+        schedule = self._schedule()
+        adaptive = {None: False, "confidence": True}.get(self._adaptive_mode(), "precision")
+        filtering = self._word_filter().filtering
+        if isinstance(filtering, str) and filtering == "auto":
+            filtering = True
+        params.update(
+            threshold=schedule.start,
+            adaptive_threshold=adaptive,
+            omega=schedule.omega,
+            min_threshold=schedule.minimum,
+            candidate_filtering=filtering,
+            shared_pool=self._shared_pool,
+        )
+        return params
+
     def _adaptive_mode(self):
         """``None`` (no eq. 11), ``"confidence"`` or ``"precision"``."""
-        mode = self.adaptive_threshold
-        if isinstance(mode, str):
-            return mode
-        return "confidence" if mode else None  # a bool, numpy's included
+        schedule = self._schedule()
+        return None if schedule.omega == 0 else schedule.mode
 
     def _adaptive_tau(self, n_known):
         """Eq. 11 with the G_pr pseudo-score as a count of true-anchor occurrences."""
@@ -712,7 +716,8 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
         # N_w of the class: the word's known occurrences in documents predicted c.
         n_class = self._occ + self._pending_c
         share = np.clip(n_true / np.maximum(n_class, 1), 0.0, 1.0)
-        return np.maximum(self.min_threshold, self.threshold - self.omega * share)
+        schedule = self._schedule()
+        return np.maximum(schedule.minimum, schedule.start - schedule.omega * share)
 
     # ---------------------------------------------------------------- scores
     def _totals(self):
@@ -743,7 +748,7 @@ class GlobalAnchorAggregator(BaseGlobalAggregator):
             self._doc_freq,
             alpha=self.alpha if alpha is None else alpha,
             n_occurrences=self._n_known(),
-            min_count=self.min_count,
+            min_count=self._word_filter().min_count,
             totals=self._totals(),
         )
         if self._stops and len(self._words):

@@ -12,8 +12,8 @@ Decisions the papers leave open
 Weight of a word in a document.
     LIME's interpretable features are word *positions*; a word's weight in a document is the
     sum over its positions (as :meth:`LimeExplainer.transform
-    <skanchors.LimeExplainer.transform>`), 0 where K-Lasso did not select it. With
-    ``lowercase`` the positions of ``"Free"`` and ``"free"`` are summed into one word.
+    <skanchors.LimeExplainer.transform>`), 0 where K-Lasso did not select it. With the
+    word filter's ``lowercase`` the positions of ``"Free"`` and ``"free"`` are summed into one word.
 Which class is explained.
     Each document is explained for its predicted class ``c`` and counts only in ``c``
     (``S[c]``, as the anchor aggregator and AOPC^k). For two classes the weights for the other
@@ -53,9 +53,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import n_workers
+from .._moved import hide_moved
 from ..lime import LimeExplainer
 from ..samplers.text import tokenize
 from ._base import BaseGlobalAggregator, OutOfTime
+from ._moved import take_moved
 from .lime_functions import LIME_AGGREGATIONS, aggregate_lime
 
 __all__ = ["GlobalLimeAggregator"]
@@ -113,21 +115,19 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         :class:`~skanchors.samplers.CorpusSampler` or
         :class:`~skanchors.samplers.MaskedLMSampler`. An unfitted sampler is fitted on the
         documents of the first ``fit`` / ``partial_fit``; a fitted one is used as is.
-    stop_words : "english", collection of str or None, default="english"
-        Words never ranked (compared lowercased); "english" is scikit-learn's list.
-    min_count : int >= 1, default=5
-        Words with fewer occurrences in the documents seen are not ranked.
-    lowercase : bool, default=True
-        Aggregate ``"Free"`` and ``"free"`` as one word.
+    vocabulary : WordFilter or None, default=None
+        Which words are ranked: :class:`~skanchors.aggregation.WordFilter` (``None``:
+        ``WordFilter()``): its ``stop_words`` ("english": scikit-learn's list, compared
+        lowercased) and words with fewer than ``min_count`` (5) occurrences in the documents
+        seen are not ranked, and ``lowercase`` (True) aggregates ``"Free"`` and ``"free"`` as
+        one word. Its ``filtering`` (candidate filtering) is the anchor aggregator's: LIME
+        explains every document whole, so it must stay ``"auto"`` here.
     max_documents : int >= 1 or None, default=None
         Explain a random sample of at most this many documents (over all calls).
     order : {"confidence", "given", "random"}, default="confidence"
         Processing order of the documents of a call.
     batch_size : int >= 1, default=50
         Documents per anytime step (state, ``verbose`` and ``callback`` after each).
-    removal : "delete" or str, default="delete"
-        How :meth:`~skanchors.GlobalLimeAggregator.score` removes top terms (deletion or a
-        replacement token).
     max_time : float > 0 or None, default=None
         Seconds, counted from the start of the call (its first pass over every document
         included). The clock is read after every batch and between the documents of a batch
@@ -155,6 +155,11 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         Seeds the perturbations (per document, from its text) and the document sampling.
     verbose : int, default=0
         Progress bar (tqdm, when installed) or one line per batch, with the current top words.
+
+    The AOPC^k that model selection maximises is :func:`aopc_scorer`'s (which removes the
+    top terms by deletion or a replacement token). The keyword arguments ``stop_words``,
+    ``min_count``, ``lowercase`` (now ``vocabulary=WordFilter(...)``) and ``removal`` (now
+    :func:`aopc_scorer`'s) are still accepted, with a ``FutureWarning``, until skanchors 0.3.
 
     Attributes
     ----------
@@ -210,7 +215,8 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
     ...     return np.column_stack([1 - p, p])
     >>> docs = ["win a prize today", "cash for you now", "see you at lunch today",
     ...         "lunch now or later", "claim your cash prize"] * 4
-    >>> agg = GlobalLimeAggregator(model, k=2, n_samples=200, min_count=1,
+    >>> from skanchors.aggregation import WordFilter
+    >>> agg = GlobalLimeAggregator(model, k=2, n_samples=200, vocabulary=WordFilter(min_count=1),
     ...                            random_state=0).fit(docs)
     >>> sorted(w for w, _ in agg.top_terms_[1])
     ['cash', 'prize']
@@ -257,6 +263,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
     }
 
+    @hide_moved
     def __init__(
         self,
         estimator,
@@ -268,19 +275,17 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         feature_selection="auto",
         kernel_width=None,
         sampler=None,
-        stop_words="english",
-        min_count=5,
-        lowercase=True,
+        vocabulary=None,
         max_documents=None,
         order="confidence",
         batch_size=50,
-        removal="delete",
         max_time=None,
         checkpoint=None,
         callback=None,
         n_jobs=None,
         random_state=None,
         verbose=0,
+        **moved,
     ):
         self.estimator = estimator
         self.aggregation = aggregation
@@ -290,19 +295,18 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         self.feature_selection = feature_selection
         self.kernel_width = kernel_width
         self.sampler = sampler
-        self.stop_words = stop_words
-        self.min_count = min_count
-        self.lowercase = lowercase
+        self.vocabulary = vocabulary
         self.max_documents = max_documents
         self.order = order
         self.batch_size = batch_size
-        self.removal = removal
         self.max_time = max_time
         self.checkpoint = checkpoint
         self.callback = callback
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        if moved:
+            take_moved(self, moved)
 
     # ---------------------------------------------------------------- public API
     def compute_scores(self, aggregation=None):
@@ -373,6 +377,17 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
         self._occ = np.concatenate([self._occ, np.zeros(n, dtype=np.int64)])
 
     # ---------------------------------------------------------------- the loop
+    def _check_X(self, X):
+        docs = super()._check_X(X)
+        filtering = self._word_filter().filtering
+        if not (isinstance(filtering, str) and filtering == "auto"):
+            raise ValueError(
+                f"vocabulary=WordFilter(filtering={filtering!r}): candidate filtering skips the "
+                "anchor tests of words that cannot reach the top-k, and GlobalLimeAggregator "
+                "explains every document whole: leave filtering='auto'."
+            )
+        return docs
+
     def _prepare(self, docs, targets):
         # LIME's parameters as they are now: set_params after the first call counts
         names = ("n_samples", "n_features", "feature_selection", "kernel_width", "n_jobs")
@@ -380,7 +395,8 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
 
     def _explain_batch(self, docs, targets, prepared, indices):
         batch, y = [docs[i] for i in indices], targets[indices]
-        tokens = [[self._norm(w) for w, _, _ in tokenize(d)] for d in batch]
+        norm = self._normalizer()
+        tokens = [[norm(w) for w, _, _ in tokenize(d)] for d in batch]
         # A document without words has nothing to explain: seen, but no weights.
         worded = [i for i, t in enumerate(tokens) if t]
         found = []
@@ -404,6 +420,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
 
     def _commit(self, tokens, targets, explanations):
         """Add one finished batch to the sums (all or nothing)."""
+        norm = self._normalizer()
         self._add_words([w for t in tokens for w in t])
         for words, c, e in zip(tokens, targets.tolist(), explanations):
             self.n_documents_seen_ += 1
@@ -414,7 +431,7 @@ class GlobalLimeAggregator(BaseGlobalAggregator):
             self._dc[np.unique(rows), c] += 1
             per_word = {}
             for j in e.selected:
-                word = self._norm(e.features[j][0].value)
+                word = norm(e.features[j][0].value)
                 per_word[word] = per_word.get(word, 0.0) + float(e.weights[j])
             for word, w in per_word.items():
                 r = self._index[word]

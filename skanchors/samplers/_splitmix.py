@@ -4,7 +4,7 @@ Sample ``i`` of block ``b`` of a stream reads the 64-bit words of counters ``(co
 under the block's seed :func:`block_seed`, itself a hash of the explainer's seed, the stream's
 key (:func:`stable_hash` of the predicates in the reference data's terms) and ``b``: a block is
 the same whichever blocks it is generated with, in whichever process. The compiled twin of
-:func:`mix64_array` and :func:`uniform_below` is in :mod:`skanchors.samplers._block_kernels`.
+:func:`mix64_array` and :func:`uniform_below` is in :mod:`skanchors._speed.kernels.blocks`.
 """
 
 from __future__ import annotations

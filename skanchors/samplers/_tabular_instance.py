@@ -21,10 +21,11 @@ import functools
 import numpy as np
 import pandas as pd
 
-from .._cache import STREAM_BLOCK, SampleCache, hash_multipliers, row_hash
-from .._explanation import Predicate
+from .._hashing import STREAM_BLOCK, hash_multipliers, row_hash
 from . import _tabular_kernels as kernels
+from ._conditions import Condition, Kind, predicate_of
 from ._popcount import bitcount, popcounts
+from ._protocol import Capabilities, InstanceSampler
 from ._splitmix import (
     GAMMA,
     block_seed,
@@ -43,9 +44,15 @@ __all__ = ["TabularInstance"]
 # (one gather) rather than column by column.
 _BLOCK_DECODE = True
 
+# The capabilities of an instance (see skanchors.samplers._protocol): a draw of "replace"
+# starts from a random reference row (the stratified estimate), one of "reference" is a
+# reference row satisfying the rule (every rule it satisfies may count it).
+_REPLACE = Capabilities(stratified=True, streams=True, stream_base_rows=True)
+_REFERENCE = Capabilities(exact_reuse=True, streams=True, reference_rows=True)
 
-class TabularInstance:
-    """Sampler for one explained row; see :mod:`skanchors._search` for the protocol.
+
+class TabularInstance(InstanceSampler):
+    """Sampler for one explained row; see :mod:`skanchors.samplers._protocol` for the protocol.
 
     Besides ``sample`` (draws from a generator), it offers *streams*
     (:meth:`stream_samples`): sample ``i`` of the stream of ``D(z | A)`` depends on a seed,
@@ -110,64 +117,51 @@ class TabularInstance:
         # the appended values get their intervals too, when hash_rows first needs them (the
         # compiled stream windows hash the reference rows' own codes and never do)
         self._hash_stale = parent._hash_maps is not None and self._own_values
-        preds, gids, feats = [], [], []
+        gids = []  # the row's conditions (its predicates in the reference data's codes)
         nested = parent.bounds == "all"
         x_bins = parent._row_bins(row) if parent._numeric.size else None
         num_pos = {j: k for k, j in enumerate(parent._numeric)}
-        for j, name in enumerate(names):
+        for j in range(len(names)):
             if parent.categorical_[j]:
-                if x_missing[j]:
-                    preds.append(Predicate(name, "isna", None, j))
-                else:
-                    preds.append(Predicate(name, "==", _scalar(row[j]), j))
-                # Predicates in the reference data's terms (equal for rows with equal codes).
-                gids.append((j, 0, int(x_codes[j])))
-                feats.append(j)
+                # equal for rows with equal codes; a missing value has a code of its own
+                gids.append(Condition(j, Kind.CODE, int(x_codes[j])))
                 continue
             k = num_pos[j]
             if np.isnan(x_bins[k]):
-                preds.append(Predicate(name, "isna", None, j))
-                gids.append((j, 1, -1))
-                feats.append(j)
+                gids.append(Condition(j, Kind.MISSING, -1))
                 continue
             # The bounds of the row's bin; with bounds="all" then the looser ones on each side
             # (the authors' predicate set: a row of age 21 in bins split at 23, 28 and 36 has
             # "age <= 23", "age <= 28" and "age <= 36"), so that a rule can span bins.
-            # With bounds="interval", an inner bin is one predicate (kind 4).
+            # With bounds="interval", an inner bin is one condition (Kind.IN_BIN).
             b = int(x_bins[k])
-            edges = parent.bin_edges_[k]
-            bounds = ([(2, b)] if b < len(edges) else []) + ([(3, b)] if b > 0 else [])
+            n_edges = len(parent.bin_edges_[k])
+            bounds = [(Kind.AT_MOST, b)] if b < n_edges else []
+            bounds += [(Kind.ABOVE, b)] if b > 0 else []
             if nested:
-                bounds += [(2, v) for v in range(b + 1, len(edges))]
-                bounds += [(3, v) for v in range(b - 1, 0, -1)]
+                bounds += [(Kind.AT_MOST, v) for v in range(b + 1, n_edges)]
+                bounds += [(Kind.ABOVE, v) for v in range(b - 1, 0, -1)]
             elif len(bounds) == 2 and parent.bounds == "interval":
                 bounds = [parent._interval_predicate(j, b)]
-            for kind, v in bounds:
-                if kind == 4:
-                    interval = pd.Interval(float(edges[v - 1]), float(edges[v]), closed="right")
-                    preds.append(Predicate(name, "in", interval, j))
-                    gids.append((j, kind, v))
-                    feats.append(j)
-                    continue
-                op, edge = ("<=", edges[v]) if kind == 2 else (">", edges[v - 1])
-                preds.append(Predicate(name, op, float(edge), j))
-                gids.append((j, kind, v))
-                feats.append(j)
+            gids += [Condition(j, Kind(kind), v) for kind, v in bounds]
         # A predicate that every reference row satisfies (e.g. "Pclass <= 3.0" when 3 is the
         # largest value) constrains nothing: it would only lengthen rules.
         informative = [i for i, g in enumerate(gids) if parent._informative(g)]
-        self.predicates = [preds[i] for i in informative]
         self._gids = [gids[i] for i in informative]
+        self._predicates = [self._predicate(g, names, row, x_missing) for g in self._gids]
         masks = [parent._predicate_mask(gids[i]) for i in informative]
-        self.n_predicates = d = len(self.predicates)
-        self._feature_of = np.array([feats[i] for i in informative], dtype=np.intp)
+        self._n_predicates = d = len(self._predicates)
+        self._feature_of = np.array([g.feature for g in self._gids], dtype=np.intp)
         # The bounds on one side of one feature are nested: one group (see the search's
         # predicate_groups). With bounds="bin" there is one per side: no groups needed.
         self.predicate_groups = None
         if nested:
             sides = {}
             self.predicate_groups = np.array(
-                [sides.setdefault((g[0], g[1] == 3), len(sides)) for g in self._gids],
+                [
+                    sides.setdefault((g.feature, g.kind == Kind.ABOVE), len(sides))
+                    for g in self._gids
+                ],
                 dtype=np.intp,
             )
         holds = np.empty((n_ref + 1, d), dtype=bool)
@@ -208,7 +202,27 @@ class TabularInstance:
         # one drawn for A that satisfies a longer rule is an exact draw for it too.
         self.perturbation = perturbation
         self.draws_reference_rows = perturbation == "reference"
-        self.exact_reuse = self.draws_reference_rows
+        self.capabilities = _REFERENCE if self.draws_reference_rows else _REPLACE
+
+    @property
+    def n_predicates(self):
+        """Number of the row's predicates (those some reference row does not satisfy)."""
+        return self._n_predicates
+
+    @property
+    def predicates(self):
+        """The row's predicates (:class:`~skanchors.Predicate`), by index."""
+        return self._predicates
+
+    def _predicate(self, condition, names, row, missing):
+        """The public form of one of the row's conditions."""
+        parent, j = self.parent, condition.feature
+        if parent.categorical_[j]:
+            if missing[j]:
+                return predicate_of(Condition(j, Kind.MISSING, -1), names[j])
+            return predicate_of(condition, names[j], value=_scalar(row[j]))
+        edges = parent.bin_edges_[int(np.searchsorted(parent._numeric, j))]
+        return predicate_of(condition, names[j], edges=edges)
 
     def search_key(self):
         """What a search of this row depends on, hashable: its predicates, printed and in the
@@ -283,7 +297,7 @@ class TabularInstance:
         """Reference rows in the search's drawing order, for ``perturbation="reference"``.
 
         Returns ``(keys, hashes, predicates)``: the rows' value codes, their
-        :func:`~skanchors._cache.row_hash` and, for each of this row's predicates, a boolean
+        :func:`~skanchors._hashing.row_hash` and, for each of this row's predicates, a boolean
         mask of the rows that satisfy it and their positions, in the order fixed by ``seed``
         (the explainer's ``random_state``): the same for every explained row, so their
         searches read the same rows and share predictions.
@@ -307,7 +321,7 @@ class TabularInstance:
         return keys
 
     def hash_rows(self, keys):
-        """:func:`~skanchors._cache.row_hash` of rows of value codes, or of the intervals
+        """:func:`~skanchors._hashing.row_hash` of rows of value codes, or of the intervals
         between the model's split thresholds they fall in (see
         :meth:`TabularSampler.hash_by_splits`)."""
         if self._hash_stale:
@@ -346,7 +360,7 @@ class TabularInstance:
             holds = np.zeros((0, self.n_predicates), dtype=bool)
             return (keys, holds, holds.copy()) if return_native else (keys, holds)
         seed = int(rng.integers(2**63))
-        keys, holds, native, _, _ = self.stream_windows([(anchor, 0, n)], seed, SampleCache(0))
+        keys, holds, native, _, _ = self.stream_windows([(anchor, 0, n)], seed, None)
         return (keys, holds, native) if return_native else (keys, holds)
 
     def stream_key(self, anchor):
@@ -355,7 +369,10 @@ class TabularInstance:
         key = self._stream_keys.get(anchor)
         if key is None:
             gids = tuple(sorted(self._gids[p] for p in anchor))
-            key = self._stream_keys[anchor] = self.parent._stream_key((self.stream_namespace, gids))
+            plain = tuple(g.plain() for g in gids)
+            key = self._stream_keys[anchor] = self.parent._stream_key(
+                (self.stream_namespace, plain)
+            )
         return key
 
     def stream_samples(
@@ -363,9 +380,10 @@ class TabularInstance:
     ):
         """Samples ``start:stop`` of the stream of ``D(z | anchor)``: (codes, holds, native).
 
-        Block ``b`` of a stream (:data:`~skanchors._cache.STREAM_BLOCK` samples) is drawn from
-        counter-based random numbers keyed by ``(seed, stream key, b)`` and kept in ``cache``
-        with its codes and their :func:`~skanchors._cache.row_hash` (which ``return_hashes``
+        Block ``b`` of a stream (:data:`~skanchors._hashing.STREAM_BLOCK` samples) is drawn
+        from counter-based random numbers keyed by ``(seed, stream key, b)`` and kept in
+        ``cache`` (the explainer's :class:`~skanchors._cache.SampleCache`, or None) with its
+        codes and their :func:`~skanchors._hashing.row_hash` (which ``return_hashes``
         adds as a fourth array): searches of other rows reading the block do not compute them
         again. ``return_holds=False`` skips the holds matrix (None in its place).
         """
@@ -379,18 +397,19 @@ class TabularInstance:
         """Samples ``start:stop`` of several streams, one after the other.
 
         ``requests`` lists ``(anchor, start, stop)``. Returns ``(keys, holds, native,
-        hashes, memos)`` over all requests in order (``holds`` None with
+        hashes, blocks)`` over all requests in order (``holds`` None with
         ``return_holds=False``; with ``return_base=True``, the base rows in place of
-        ``native``, which is their :meth:`native_of`); ``memos`` lists ``(memo, lo, hi)``,
-        one per block read, in order: rows ``lo:hi`` of a block whose dict ``memo`` the
-        search may keep the rows' labels in. The blocks missing from ``cache`` are
-        generated together, in one pass of array operations whatever their number
-        (:meth:`_make_blocks`).
+        ``native``, which is their :meth:`native_of`); ``blocks`` lists ``(key, lo, hi)``,
+        one per block read, in order: rows ``lo:hi`` of the block ``key`` (by which the
+        cache keeps the labels of the block's rows). The blocks missing from ``cache`` (the
+        explainer's :class:`~skanchors._cache.SampleCache`, given by the search; None: no
+        cache) are generated together, in one pass of array operations whatever their
+        number (:meth:`_make_blocks`).
 
         With numba (the ``fast`` extra), the default perturbation and a cache whose
         predictions are compiled too (or no cache), the samples are drawn directly by
         compiled code, the same to the last bit, without making or keeping their blocks
-        (``memos`` is then None).
+        (``blocks`` is then None).
         """
         kernel = self._window_kernel(cache)
         if kernel is not None:
@@ -403,7 +422,7 @@ class TabularInstance:
             names = [(key, b) for b in range(first, last + 1)]
             for name in names:
                 if name not in have and name not in todo:
-                    block = cache.get_block(name)
+                    block = None if cache is None else cache.get_block(name)
                     if block is None:
                         todo[name] = anchor
                     else:
@@ -412,11 +431,12 @@ class TabularInstance:
         if todo:
             for name, block in zip(todo, self._make_blocks(list(todo.items()), seed)):
                 have[name] = block
-                cache.put_block(name, block)
-        src, base, keys, hashes, memos = [], [], [], [], []
+                if cache is not None:
+                    cache.put_block(name, block)
+        src, base, keys, hashes, blocks = [], [], [], [], []
         for names, lo, hi in plan:
             for k, name in enumerate(names):
-                memos.append((have[name][4], max(lo - k * n, 0), min(hi - k * n, n)))
+                blocks.append((name, max(lo - k * n, 0), min(hi - k * n, n)))
             if len(names) == 1:
                 parts = have[names[0]]
             else:
@@ -428,7 +448,7 @@ class TabularInstance:
         else:
             src, base, keys, hashes = (np.concatenate(a) for a in (src, base, keys, hashes))
         holds = self._holds_of(src) if return_holds else None
-        return keys, holds, base if return_base else self._holds[base], hashes, memos
+        return keys, holds, base if return_base else self._holds[base], hashes, blocks
 
     def native_of(self, base, columns=None):
         """Which predicates the reference rows ``base`` satisfy (the ``native`` matrix of
@@ -439,14 +459,14 @@ class TabularInstance:
         """The compiled kernel that draws stream windows without their blocks, where it
         applies: the default perturbation from the sampler's flat pools, and a cache that
         keeps no blocks (disabled) or whose predictions are the compiled table's (the
-        dictionaries read the blocks' label memos)."""
+        dictionaries read the labels the cache keeps by block)."""
         known = self._window
         if known is not None and known[0] is cache:
             return known[1]
         kernel = kernels.window_kernel()
         if self._fallback or self._cum is not None or self.draws_reference_rows:
             kernel = None
-        elif cache.enabled and not cache.compiled:
+        elif cache is not None and cache.enabled and not cache.compiled:
             kernel = None
         self._window = (cache, kernel)
         return kernel
@@ -470,7 +490,7 @@ class TabularInstance:
 
     def _compiled_windows(self, kernel, requests, seed, return_holds, return_base=False):
         """:meth:`stream_windows` by the compiled window kernel: the same samples, drawn
-        directly (their blocks are neither made nor kept; no label memos)."""
+        directly (their blocks are neither made nor kept; no block keys)."""
         streams, starts, stops, ptr, features, preds, slots = [], [], [], [0], [], [], []
         for anchor, start, stop in requests:
             _, stream, f, p, slot = self._window_plan(tuple(anchor), seed)
@@ -503,16 +523,15 @@ class TabularInstance:
         return keys, holds, base if return_base else self._holds[base], hashes, None
 
     def _make_blocks(self, blocks, seed):
-        """Stream blocks ``[((stream key, b), anchor), ...]``: ``(src, base, keys, hashes,
-        memo)`` each, generated together (``memo``: an empty dict for the searches to keep
-        the block's labels in).
+        """Stream blocks ``[((stream key, b), anchor), ...]``: ``(src, base, keys, hashes)``
+        each, generated together.
 
         Sample ``i`` of block ``b`` reads the random numbers of counters ``(column, i)`` of
         the block's key ``mix(seed, stream key, b)`` (SplitMix64, Steele et al. 2014): column
         0 picks the base row, column ``1 + f`` the row whose value replaces feature ``f``'s.
         A block is thus the same whichever blocks it is generated with. With numba (the
         ``fast`` extra) the default perturbation's blocks come from compiled code
-        (:mod:`skanchors.samplers._block_kernels`), the same to the last bit.
+        (:mod:`skanchors._speed.kernels.blocks`), the same to the last bit.
         """
         n, n_feat, d = STREAM_BLOCK, len(self._values), self.n_predicates
         n_blocks = len(blocks)
@@ -553,7 +572,7 @@ class TabularInstance:
                 hash_multipliers(codes.shape[1]),
             )
             keys = keys.reshape(n_blocks, n, n_feat)
-            return [(src[j], base[j], keys[j], hashes[j], {}) for j in range(n_blocks)]
+            return [(src[j], base[j], keys[j], hashes[j]) for j in range(n_blocks)]
         # One row of random numbers per block (its base rows) and per (block, feature) pair.
         columns = np.concatenate([np.zeros(n_blocks, dtype=np.intp), pair_feature + 1])
         counters = columns.astype(np.uint64)[:, None] * np.uint64(n) + np.arange(
@@ -585,7 +604,7 @@ class TabularInstance:
         keys = self._keys(src.reshape(n_blocks * n, n_feat))
         hashes = self.hash_rows(keys).reshape(n_blocks, n)
         keys = keys.reshape(n_blocks, n, n_feat)
-        return [(src[j], base[j], keys[j], hashes[j], {}) for j in range(n_blocks)]
+        return [(src[j], base[j], keys[j], hashes[j]) for j in range(n_blocks)]
 
     def decode(self, keys):
         """Model input (DataFrame or array in the reference dtypes) for rows of codes."""
@@ -631,7 +650,7 @@ class TabularInstance:
         for size, items in todo.items():
             index = np.array([anchor for _, anchor in items], dtype=np.intp)
             if kernel is not None:
-                values = (kernel(self._words(), index) / self._n_ref).tolist()
+                values = (kernel(self._word_filter(), index) / self._n_ref).tolist()
             else:
                 bits = self._bits[index]
                 bits = np.bitwise_and.reduce(bits, axis=1) if size > 1 else bits[:, 0]
@@ -652,7 +671,7 @@ class TabularInstance:
                     known[anchor] = value
         return out
 
-    def _words(self):
+    def _word_filter(self):
         """The packed predicate masks as 64-bit words (rows are padded to whole words)."""
         if self._bits_words is None:
             self._bits_words = np.ascontiguousarray(self._bits).view(np.uint64)

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._explanation import Predicate
 from .._images import check_images, check_segments_param, segment
 from .._validation import check_params
+from ._protocol import Capabilities, InstanceSampler, Sampler
 
 __all__ = ["ImageSampler", "ImageInstance"]
 
@@ -41,7 +42,7 @@ __all__ = ["ImageSampler", "ImageInstance"]
 _SEGMENT_CACHE = 64
 
 
-class ImageSampler(BaseEstimator):
+class ImageSampler(BaseEstimator, Sampler):
     """Keep or fill the superpixels of an image.
 
     ``ImageSampler()`` is what ``sampler=None`` gives for images (an array of shape
@@ -235,6 +236,14 @@ class ImageSampler(BaseEstimator):
             cache[key] = found
         return found
 
+    def wrap_explanation(self, explanation, instance):
+        """The explanation of ``instance`` as an image's own (:class:`~skanchors.ImageAnchor`
+        or :class:`~skanchors.ImageLimeExplanation`: with the segmentation, for masks and
+        pictures)."""
+        from .._image_explanation import as_image_explanation
+
+        return as_image_explanation(explanation, instance.segments)
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_segments"] = {}  # (caches: workers and pickles start without them)
@@ -246,8 +255,8 @@ def _is_str(value, name):
     return isinstance(value, str) and value == name
 
 
-class ImageInstance:
-    """Sampler for one image; see :mod:`skanchors._search` for the protocol.
+class ImageInstance(InstanceSampler):
+    """Sampler for one image (the protocol: :mod:`skanchors.samplers._protocol`).
 
     Attributes
     ----------
@@ -258,9 +267,11 @@ class ImageInstance:
     predicates : list of Predicate
         ``Predicate(j, "kept", position=j)`` for superpixel ``j``.
     n_predicates : int
-    exact_reuse, replayable : bool
-        True: superpixels are kept independently, and a sample is drawn from the generator
-        alone.
+    capabilities : Capabilities
+        ``exact_reuse`` (superpixels are kept independently: a sample drawn for a rule that
+        satisfies a wider one is a draw of the wider one), ``keys_tell_holds`` (a superpixel
+        is kept exactly where its key is -1: ``holds_of``) and ``replayable`` (a sample is
+        drawn from the generator alone).
     keep_proba : float
 
     Notes
@@ -273,17 +284,15 @@ class ImageInstance:
     kept.
     """
 
-    exact_reuse = True
-    replayable = True
-    modality = "image"
+    capabilities = Capabilities(exact_reuse=True, keys_tell_holds=True, replayable=True)
 
     def __init__(self, parent, image):
         self.parent = parent
         self.image = image
         self.segments = parent.segments_of(image)
-        self.n_predicates = int(self.segments.max()) + 1
+        self._n_predicates = int(self.segments.max()) + 1
         self.keep_proba = float(parent.keep_proba)
-        self.predicates = [Predicate(j, "kept", position=j) for j in range(self.n_predicates)]
+        self._predicates = [Predicate(j, "kept", position=j) for j in range(self._n_predicates)]
         self._pixels = image if image.ndim == 3 else image[:, :, None]
         self._fill = None if parent._reference is not None else self._fill_image()
 
@@ -325,6 +334,16 @@ class ImageInstance:
         return _as_dtype(out, self.image.dtype)
 
     # -- the search protocol
+    @property
+    def n_predicates(self):
+        """Number of superpixels of the image (one predicate each)."""
+        return self._n_predicates
+
+    @property
+    def predicates(self):
+        """``Predicate(j, "kept", position=j)`` for superpixel ``j``."""
+        return self._predicates
+
     def sample(self, anchor, n, rng):
         """``n`` draws from ``D(z | anchor)``: (keys, holds) of shape (n, n_superpixels)."""
         n = int(n)
@@ -388,12 +407,6 @@ class ImageInstance:
         """Coverage across images is undefined (superpixels are the image's own): the share
         of this image's perturbations the rule applies to, ``keep_proba ** len(anchor)``."""
         return float(self.keep_proba ** len(anchor))
-
-    def wrap_explanation(self, explanation):
-        """The explanation as an image's own (with the segmentation: masks, pictures)."""
-        from .._image_explanation import as_image_explanation
-
-        return as_image_explanation(explanation, self.segments)
 
 
 def _as_dtype(values, dtype):

@@ -23,10 +23,12 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._cache import row_hash
+from .._hashing import row_hash
 from .._validation import check_params, refuse_complex, refuse_unhashable
 from ..discretizers import make_discretizer
 from . import _tabular_kernels as kernels
+from ._conditions import Condition, Kind
+from ._protocol import Sampler, SamplerCapabilities
 from ._splitmix import stable_hash
 from ._tabular_edges import fitted_edges, renamed_edges
 from ._tabular_input import TableInput, refuse_bools_among_numbers, refuse_dates
@@ -47,15 +49,20 @@ _MAX_STREAM_KEYS = 100_000
 _MAX_WEIGHT_LEVELS = 16
 
 
-class TabularSampler(TableInput, BaseEstimator):
+class TabularSampler(TableInput, BaseEstimator, Sampler):
     """Samples perturbations of a table row from reference data.
 
     Parameters
     ----------
-    discretizer : {"quartile", "decile", "tree"} or transformer, default="quartile"
+    discretizer : {"auto", "quartile", "decile", "tree"} or transformer, default="auto"
         Bins numeric features; the bins' edges make the predicates (see ``bounds``).
-        ``"tree"`` bins where the model's prediction changes and needs the predictions as
-        ``y`` in :meth:`fit` (:class:`~skanchors.discretizers.TreeDiscretizer`).
+        ``"quartile"`` and ``"decile"``: percentiles of the reference data. ``"tree"`` bins
+        where the model's prediction changes and needs the predictions as ``y`` in
+        :meth:`fit` (:class:`~skanchors.discretizers.TreeDiscretizer`); an
+        :class:`~skanchors.AnchorExplainer` fits it on the model's predictions on the
+        reference rows, with bins narrow enough for its ``threshold`` (and, for a regressor,
+        its ``tolerance``). ``"auto"``: ``"tree"`` in an ``AnchorExplainer`` of a regressor,
+        ``"quartile"`` otherwise (a sampler fitted on its own, a classifier, LIME).
         A transformer must have ``fit``, ``transform`` (each value's bin index) and
         ``bin_edges_`` (see :mod:`skanchors.discretizers`);
         :class:`~sklearn.preprocessing.KBinsDiscretizer` with ``encode="ordinal"`` is one. The
@@ -121,7 +128,7 @@ class TabularSampler(TableInput, BaseEstimator):
 
     _parameter_constraints: dict = {
         "discretizer": [
-            StrOptions({"quartile", "decile", "tree"}),
+            StrOptions({"auto", "quartile", "decile", "tree"}),
             HasMethods(["fit", "transform"]),
         ],
         "categorical_features": [StrOptions({"auto"}), "array-like"],
@@ -132,7 +139,7 @@ class TabularSampler(TableInput, BaseEstimator):
     def __init__(
         self,
         *,
-        discretizer="quartile",
+        discretizer="auto",
         categorical_features="auto",
         perturbation="auto",
         bounds="interval",
@@ -210,7 +217,9 @@ class TabularSampler(TableInput, BaseEstimator):
                 raise ValueError(
                     f"Features {bad} are not numeric; list them in categorical_features."
                 )
-            self.discretizer_ = make_discretizer(self.discretizer)
+            # ("auto" is resolved by the explainer that knows the model; on its own: quartiles)
+            named = "quartile" if _is_auto(self.discretizer) else self.discretizer
+            self.discretizer_ = make_discretizer(named)
             num = num.astype(float)
             # (Arrays with infinite values are refused by check_array, with its own words.)
             infinite = [c for c in num.columns if np.isinf(num[c].to_numpy()).any()]
@@ -326,7 +335,7 @@ class TabularSampler(TableInput, BaseEstimator):
         """The reference rows in the order the search draws them (``perturbation="reference"``).
 
         A random permutation fixed by ``seed``, with the rows' codes and
-        :func:`~skanchors._cache.row_hash` in that order. With weights (``balance``), each row
+        :func:`~skanchors._hashing.row_hash` in that order. With weights (``balance``), each row
         is first kept with probability ``weight / max(weight)``: the kept rows are a sample of
         the weighted distribution, so a rule's rows in the order, counted alike (up to all of
         them), are draws of the weighted distribution conditioned on the rule.
@@ -356,22 +365,22 @@ class TabularSampler(TableInput, BaseEstimator):
         return out
 
     def _predicate_mask(self, gid):
-        """Reference rows satisfying a predicate given as ``(feature, kind, value)``."""
+        """Reference rows satisfying a :class:`~skanchors.samplers._conditions.Condition`."""
         mask = self._masks.get(gid)
         if mask is None:
-            j, kind, value = gid
-            if kind == 0:  # category code (NaN has a code of its own)
-                mask = self._codes[:, j] == value
+            j, kind, level = gid
+            if kind == Kind.CODE:  # NaN has a code of its own
+                mask = self._codes[:, j] == level
             else:
                 bins = self._bins[:, int(np.searchsorted(self._numeric, j))]
-                if kind == 1:  # missing
+                if kind == Kind.MISSING:
                     mask = bins < 0
-                elif kind == 2:  # x <= edge[value]
-                    mask = (bins <= value) & (bins >= 0)
-                elif kind == 3:  # x > edge[value - 1]
-                    mask = bins >= value
-                else:  # bin value: edge[value - 1] < x <= edge[value]
-                    mask = bins == value
+                elif kind == Kind.AT_MOST:
+                    mask = (bins <= level) & (bins >= 0)
+                elif kind == Kind.ABOVE:
+                    mask = bins >= level
+                else:  # Kind.IN_BIN
+                    mask = bins == level
             self._masks[gid] = mask
         return mask
 
@@ -382,18 +391,18 @@ class TabularSampler(TableInput, BaseEstimator):
         return self._flat
 
     def _interval_predicate(self, j, b):
-        """``(kind, b)`` of inner bin ``b`` of numeric feature ``j`` as one predicate: the
-        bin (kind 4), or the one side that holds the same reference rows when no value lies
-        beyond the other (``Pclass > 1.0``, not ``1.0 < Pclass <= 3.0``). Missing values,
-        which break both sides, do not count."""
+        """``(kind, b)`` of inner bin ``b`` of numeric feature ``j`` as one condition: the
+        bin (``Kind.IN_BIN``), or the one side that holds the same reference rows when no
+        value lies beyond the other (``Pclass > 1.0``, not ``1.0 < Pclass <= 3.0``). Missing
+        values, which break both sides, do not count."""
         kind = self._constrains.get((j, "interval", b))
         if kind is None:
-            whole = self._predicate_mask((j, 4, b))
-            kind = 4
-            if np.array_equal(self._predicate_mask((j, 3, b)), whole):
-                kind = 3
-            elif np.array_equal(self._predicate_mask((j, 2, b)), whole):
-                kind = 2
+            whole = self._predicate_mask(Condition(j, Kind.IN_BIN, b))
+            kind = Kind.IN_BIN
+            if np.array_equal(self._predicate_mask(Condition(j, Kind.ABOVE, b)), whole):
+                kind = Kind.ABOVE
+            elif np.array_equal(self._predicate_mask(Condition(j, Kind.AT_MOST, b)), whole):
+                kind = Kind.AT_MOST
             self._constrains[(j, "interval", b)] = kind
         return kind, b
 
@@ -509,6 +518,22 @@ class TabularSampler(TableInput, BaseEstimator):
         return out
 
     # ------------------------------------------------------------------- explaining
+    modality = "tabular"
+
+    @property
+    def capabilities(self):
+        """:class:`~skanchors.samplers.SamplerCapabilities`: rows hashed by a tree model's
+        splits, the stratified estimate, and with ``perturbation="auto"`` a second search
+        (:meth:`fallback_instance`) where the first finds no anchor."""
+        return SamplerCapabilities(
+            split_hashing=True, stratified=True, fallback=self.perturbation == "auto"
+        )
+
+    def fallback_instance(self, row):
+        """With ``perturbation="auto"``: the instance searched when no rule validates on the
+        reference rows (``instance(row, perturbation="replace")``)."""
+        return self.instance(row, perturbation="replace")
+
     def split(self, X):
         """Validate rows to explain and return them one by one (as 1-row frames or arrays)."""
         check_is_fitted(self, "n_reference_")
@@ -555,3 +580,7 @@ class TabularSampler(TableInput, BaseEstimator):
         if self.feature_names_in_ is not None:
             return list(self.feature_names_in_)
         return [f"x{j}" for j in range(self.n_features_in_)]
+
+
+def _is_auto(discretizer):
+    return isinstance(discretizer, str) and discretizer == "auto"

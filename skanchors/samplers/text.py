@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._documents import check_documents, tokenize
 from .._explanation import Predicate
 from .._validation import check_params
+from ._protocol import Capabilities, InstanceSampler, Sampler
 
 __all__ = [
     "CorpusSampler",
@@ -52,7 +53,7 @@ _BLOCK_CELLS = 1 << 20
 _DECODE_CELLS = 1 << 18
 
 
-class _TextSampler(BaseEstimator):
+class _TextSampler(BaseEstimator, Sampler):
     """Shared part of the text samplers: validation, reference vocabulary and coverage.
 
     ``fit`` learns, from the reference documents, the document x word count matrix used for
@@ -64,6 +65,7 @@ class _TextSampler(BaseEstimator):
     _parameter_constraints: dict = {
         "keep_proba": [Interval(Real, 0, 1, closed="neither")],
     }
+    modality = "text"
 
     def __init__(self, *, keep_proba=0.5):
         self.keep_proba = keep_proba
@@ -199,8 +201,8 @@ class _TextSampler(BaseEstimator):
         return docs.size / self.n_documents_
 
 
-class TextInstance:
-    """Sampler for one document; see :mod:`skanchors._search` for the protocol.
+class TextInstance(InstanceSampler):
+    """Sampler for one document; see :mod:`skanchors.samplers._protocol` for the protocol.
 
     Attributes
     ----------
@@ -210,11 +212,11 @@ class TextInstance:
     predicates : list of Predicate
         ``Predicate(word, "contains", word, position=i)`` for the ``i``-th word.
     n_predicates : int
-    exact_reuse : bool
-        True: words are masked independently, so the samples in which a set of words was kept
-        are exact draws of ``D(z | those words kept)``.
-    replayable : bool
-        True when :meth:`sample` reads nothing but its generator and is cheap (UNK and corpus
+    capabilities : Capabilities
+        ``exact_reuse``: words are masked independently, so the samples in which a set of
+        words was kept are exact draws of ``D(z | those words kept)``; ``keys_tell_holds``:
+        :meth:`holds_of` reads which words a sample kept off its keys; ``replayable`` when
+        :meth:`sample` reads nothing but its generator and is cheap (UNK and corpus
         replacements; a masked language model's are not): the search of a long document then
         keeps one bit per word and sample, and draws a sample again when it needs its text.
     keep_proba : float
@@ -228,8 +230,7 @@ class TextInstance:
     (the samplers exclude it), so ``holds`` is exactly the truth of each predicate.
     """
 
-    exact_reuse = True
-    replayable = False
+    capabilities = Capabilities(exact_reuse=True, keys_tell_holds=True)
 
     def __init__(self, parent, document):
         tokens = tokenize(document)
@@ -246,7 +247,7 @@ class TextInstance:
         self._ends = np.array([e for _, _, e in tokens], dtype=np.int64)
         bounds = [0] + [x for _, s, e in tokens for x in (s, e)] + [len(document)]
         self.gaps = [document[bounds[2 * k] : bounds[2 * k + 1]] for k in range(len(tokens) + 1)]
-        self.n_predicates = len(self.words)
+        self._n_predicates = len(self.words)
         self._words_obj = np.array(self.words + [None], dtype=object)[:-1]
         self._gaps_obj = np.array(self.gaps + [None], dtype=object)[:-1]
         self._coverage_cache = {}
@@ -256,6 +257,11 @@ class TextInstance:
         parameters: its text (which also seeds its random numbers). A document explained
         again gets the anchor of its first search from the explainer's cache."""
         return ("document", self.document)
+
+    @property
+    def n_predicates(self):
+        """Number of words of the document (one predicate each)."""
+        return self._n_predicates
 
     @cached_property
     def predicates(self):
@@ -445,7 +451,7 @@ class UnkSampler(_TextSampler):
 class UnkInstance(TextInstance):
     """Instance of :class:`UnkSampler`: keys are ``-1`` (kept) or ``0`` (replaced/deleted)."""
 
-    replayable = True
+    capabilities = Capabilities(exact_reuse=True, keys_tell_holds=True, replayable=True)
 
     def __init__(self, parent, document):
         super().__init__(parent, document)
@@ -580,7 +586,7 @@ class CorpusSampler(_TextSampler):
 class CorpusInstance(TextInstance):
     """Instance of :class:`CorpusSampler`: keys index ``replacement_words_``."""
 
-    replayable = True
+    capabilities = Capabilities(exact_reuse=True, keys_tell_holds=True, replayable=True)
 
     def __init__(self, parent, document):
         super().__init__(parent, document)

@@ -1,15 +1,15 @@
-"""The compiled traversal of :mod:`skanchors._trees` (imported only when numba is)."""
+"""The compiled traversal of the compact trees of :mod:`skanchors._trees`, the twin of
+scikit-learn's own (registered in :mod:`skanchors._speed.kernels`; see
+:mod:`skanchors._compiled`)."""
 
 import numba
 import numpy as np
 
-# Rows walked down a tree in lockstep. On the 573 recorded calls of 20 Adult explanations
-# (forest of 100 trees), with leaf values in the nodes and branch-free steps: 4 lanes 0.93
-# times the time of 8, 5 0.86, 6 0.84, 7 0.91, 12 and 16 1.1 (with a branch per step and a
-# load per leaf, 8 had been fastest of 4, 8, 16, 32 and 64).
+# Rows walked down a tree in lockstep: enough independent loads in flight to hide a load's
+# latency, few enough to keep each lane's state in registers.
 LANES = 6
-# From this many rows on, rows are taken in the order of their leaf in the first tree (20 Adult
-# explanations: 0.95 times the CPU time of taking them as they come; Titanic 0.99).
+# From this many rows on, rows are taken in the order of their leaf in the first tree: alike
+# rows one after the other find the same nodes in cache.
 SORT_FROM = 64
 
 

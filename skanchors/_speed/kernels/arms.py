@@ -1,15 +1,16 @@
-"""The compiled stratum counts and confidence bounds of
-:class:`skanchors._stratified.StratifiedArms` (imported only when numba is; see
-:mod:`skanchors._numba`).
+"""The compiled twins of :class:`skanchors._stratified.StratifiedArms`' loops (registered in
+:mod:`skanchors._speed.kernels`; see :mod:`skanchors._compiled`).
 
 :func:`stratum_counts` adds new samples to the arms' stratum counts as
 ``StratifiedArms._update`` does with numpy arrays, one sample at a time instead of through
 fancy-indexed temporaries: the counts are whole numbers, so adding them one by one gives the
-same float64 values. :func:`stratified_bounds` is
-:func:`skanchors._bounds.stratified_bound_scalar` (the plain-float bounds of a bandit round's
-few arms) operation for operation: the same libm calls in the same order and Python's
-``min``/``max`` tie rules, so the same bounds to the last bit (``tests/test_search_kernels.py``
-compares them on a grid). A change to one of the two must be made to the other.
+same float64 values. :func:`stratified_bounds` is :func:`skanchors._bounds.stratified_bound`
+(with :func:`~skanchors._bounds.joint_lower_pair` and :func:`~skanchors._bounds.kl_bound`)
+operation for operation: the same C library calls in the same order and Python's
+``min``/``max`` tie rules, so the same bounds to the last bit. :func:`extreme_bound_small` is
+``StratifiedArms.extreme_bound`` step for step and :func:`precision_estimates`
+``StratifiedArms.precision_estimates``. A change to one side of a pair must be made to the
+other (``tests/test_kernels.py`` compares every pair).
 """
 
 import math
@@ -17,7 +18,7 @@ import math
 import numba
 import numpy as np
 
-from ._bounds import _NEWTON_STEPS
+from ..._bounds import DUAL_STEPS, NEWTON_STEPS
 
 
 @numba.njit(inline="always")
@@ -66,7 +67,7 @@ def stratum_counts(ids, native, rows, labels, target, own_arm, groups, parent_pt
                     pos1[arm] += right
 
 
-# -- confidence bounds: skanchors._bounds.stratified_bound_scalar, operation for operation
+# -- confidence bounds: skanchors._bounds.stratified_bound, operation for operation
 
 
 @numba.njit(inline="always")
@@ -113,7 +114,7 @@ def _kl_bound(p, level, upper):
         if p <= 0.0:
             return 0.0
         q = _max(p - math.sqrt(level / 2.0), p * math.exp(-(level - _xlogx(1.0 - p)) / p))
-    for _ in range(_NEWTON_STEPS):
+    for _ in range(NEWTON_STEPS):
         if not 0.0 < q < 1.0:
             break
         f = _kl(p, q) - level
@@ -157,7 +158,7 @@ def _joint_lower_pair(p1, n1, w1, p2, n2, w2, rate):
     spread += w2 * w2 * _max(p2 * (1.0 - p2), 1.0 / n2) / n2
     u = _min(_max(0.5 * math.log(spread / (2.0 * rate)), lo), hi)
     best = -math.inf
-    for _ in range(60):
+    for _ in range(DUAL_STEPS):
         h, g, slope = _evaluate(u, p1, n1, w1, p2, n2, w2, rate)
         best = _max(best, g)
         if h > 0.0:
@@ -173,7 +174,7 @@ def _joint_lower_pair(p1, n1, w1, p2, n2, w2, rate):
 
 @numba.njit(nogil=True, cache=True)
 def stratified_bounds(n1, pos1, n2, pos2, pi, stale, beta, rate, lower, values):
-    """``values[a]`` = :func:`skanchors._bounds.stratified_bound_scalar` of each arm ``a`` in
+    """``values[a]`` = :func:`skanchors._bounds.stratified_bound` of each arm ``a`` in
     ``stale`` (``rate``: the two-strata rate of ``beta``, computed by the caller)."""
     for t in range(stale.shape[0]):
         a = stale[t]
@@ -233,7 +234,7 @@ def _settle(arms, indices, vals, exact, at, rate_at, lower, cached_beta, values,
 @numba.njit(nogil=True, cache=True)
 def extreme_bound_small(indices, beta, at, upper, k, cached_beta, values, n1, pos1, n2, pos2,
                         pi, rates, margin):  # fmt: skip
-    """``StratifiedArms._extreme_bound_small`` step for step (see there): ``(positions,
+    """``StratifiedArms.extreme_bound`` step for step (see there): ``(positions,
     values)`` of the ``k`` most extreme bounds of arms ``indices`` on one side, computing
     (and caching in ``cached_beta``, ``values``) only the bounds that can be among them.
 

@@ -1,6 +1,6 @@
-"""The compiled stream-block generation of :mod:`skanchors.samplers._tabular_instance`
-(imported only when numba is, by :mod:`skanchors.samplers._tabular_kernels`; see
-:mod:`skanchors._numba`).
+"""The compiled twins of the tabular sampler's stream blocks, windows and rule coverage
+(:mod:`skanchors.samplers._tabular_instance`; registered in :mod:`skanchors._speed.kernels`,
+see :mod:`skanchors._compiled`).
 
 :func:`make_blocks` does what ``TabularInstance._make_blocks`` does with numpy arrays for the
 default perturbation (uniform draws from the sampler's flat store of pools), in one pass and
@@ -12,11 +12,11 @@ the feature's predicates (the words are counter-based, so skipping one changes n
 import numba
 import numpy as np
 
-# whether row r satisfies every predicate of pair p: _inside(holds, r, pair_preds, p)
-from .._arm_kernels import _inside
-
 # the SWAR popcount's masks and shifts, as _popcount._popcounts_swar uses them
-from ._popcount import _FOUR, _H01, _M1, _M2, _M4, _ONE, _TOP, _TWO
+from ...samplers._popcount import _FOUR, _H01, _M1, _M2, _M4, _ONE, _TOP, _TWO
+
+# whether row r satisfies every predicate of pair p: _inside(holds, r, pair_preds, p)
+from .arms import _inside
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
