@@ -7,6 +7,7 @@ segmentation the patch is exactly one superpixel.
 
 import functools
 import json
+import math
 import pickle
 
 import numpy as np
@@ -167,6 +168,64 @@ def test_anchor_model_calls_one_per_round_and_each_perturbation_once():
     # 16 superpixels: at most 2 ** 16 distinct perturbations, each predicted at most once
     assert anchor.n_model_calls == len(calls) - 1  # (fit's call for the classes)
     assert anchor.n_rows_predicted == sum(calls) - 1
+
+
+def test_images_draw_50_at_a_time_and_validate_from_the_fewest_samples():
+    # batch_size="auto": 50 for images (100 for tables); the planted patch's superpixel, right
+    # on every perturbation, is accepted at its validation's first look, which draws the fewest
+    # fresh samples that can accept a rule: n * KL(1 || 0.925) >= log(17 / delta) + log 2 (16
+    # superpixels, beam 1), 75 at delta=0.1 (100 when the batch was 100)
+    explainer = AnchorExplainer(planted, sampler=ImageSampler(segmentation=grid), random_state=0)
+    anchor = explainer.fit(REFERENCE).explain(IMAGE)[0]
+    assert explainer._batch_size() == 50
+    first = math.ceil((math.log(17 / 0.1) + math.log(2)) / -math.log(0.925))
+    assert first == 75 and anchor.superpixels == [6]
+    assert anchor.n_samples == first and anchor.precision == 1.0
+    assert explainer.set_params(batch_size=100).explain(IMAGE)[0].n_samples == 100
+    rows = np.random.default_rng(0).uniform(size=(20, 3))
+    table = AnchorExplainer(lambda X: np.column_stack([X[:, 0], 1 - X[:, 0]]), random_state=0)
+    assert table.fit(rows)._batch_size() == 100
+
+
+def _scattered(image):
+    """Superpixels of single pixels scattered over the image (runs of one pixel)."""
+    h, w = image.shape[:2]
+    return (np.indices((h, w)).sum(0) % 5) + 5 * ((np.indices((h, w))[0] // 8) % 2)
+
+
+@pytest.mark.parametrize("segmentation", [grid, _scattered])
+@pytest.mark.parametrize("fill", ["mean", "reference", 0.25])
+@pytest.mark.parametrize("layout", ["rgb", "grey", "uint8"])
+def test_decode_builds_each_pixel_from_the_image_or_its_fill(segmentation, fill, layout):
+    # every pixel of a perturbation is the image's where its superpixel is kept, else the fill
+    # (the superpixel's mean, the row's reference image, a constant), whether decode copies
+    # superpixels run by run (a grid) or chooses pixel by pixel (scattered superpixels)
+    images = REFERENCE[:6]
+    if layout == "grey":
+        images = images.mean(axis=3)
+    elif layout == "uint8":
+        images = (images * 255).astype(np.uint8)
+    sampler = ImageSampler(segmentation=segmentation, fill=fill).fit(images)
+    instance = sampler.instance(images[4])
+    assert (instance._runs() is None) == (segmentation is _scattered)
+    keys, holds = instance.sample((1,), 40, np.random.default_rng(0))
+    Z = instance.decode(keys)
+    assert Z.shape == (40,) + images.shape[1:] and Z.dtype == images.dtype
+    assert Z.flags.c_contiguous
+    image, segments = images[4], instance.segments
+    for z, key, hold in zip(Z, keys, holds):
+        kept = hold[segments]
+        np.testing.assert_array_equal(z[kept], image[kept])
+        if fill == "reference":
+            expected = images[key.max()] if (key >= 0).any() else image
+        elif fill == "mean":
+            means = [image[segments == j].astype(float).mean(0) for j in range(len(hold))]
+            expected = np.stack(means)[segments]
+        else:
+            expected = np.full(image.shape, 0.25 if images.dtype != np.uint8 else 0.0)
+        # (means rounded to the pixels' type: within half a unit of an integer type)
+        atol = 0.5 if images.dtype == np.uint8 else 1e-6
+        np.testing.assert_allclose(z[~kept], expected[~kept], rtol=0, atol=atol)
 
 
 # --------------------------------------------------------------------------- fills
