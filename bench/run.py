@@ -198,6 +198,17 @@ SUITES = {
         needs=("lime",),
         minutes="1",
     ),
+    "images": Suite(
+        about="anchors and LIME on images (superpixels) against alibi AnchorImage and lime "
+        "LimeImageExplainer on the same model, images and segmentation: time, model calls, "
+        "images predicted, fresh precision",
+        env="peers",
+        steps=[["images.py"]],
+        quick=[["images.py", "--quick", "--output", "{tmp}/images"]],
+        reports=["results_images"],
+        needs=("alibi", "lime", "skimage"),
+        minutes="3",
+    ),
     "models": Suite(
         about="skanchors given a scikit-learn model itself against given its predict_proba: "
         "the model adapters' speed-up, same anchors",

@@ -9,6 +9,7 @@ from ._arms import Arms, ArmsCapabilities
 from ._bandit import KLLUCB, BatchSAR
 from ._config import config_context, get_config, set_config
 from ._explanation import Anchor, Predicate, RuleCheck
+from ._image_explanation import ImageAnchor, ImageLimeExplanation
 from ._pick import SubmodularPick, pick
 from ._reliance import make_reliance_scorer
 from ._scoring import anchor_scorer
@@ -16,6 +17,7 @@ from .aggregation import GlobalAnchorAggregator, GlobalLimeAggregator
 from .compare import ModelComparison, compare_models
 from .explainer import AnchorExplainer, NoAnchorWarning
 from .hf import HFTextClassifier
+from .hf_image import HFImageClassifier
 from .lime import LimeExplainer, LimeExplanation
 
 __version__ = "0.2.0"
@@ -28,7 +30,10 @@ __all__ = [
     "BatchSAR",
     "GlobalAnchorAggregator",
     "GlobalLimeAggregator",
+    "HFImageClassifier",
     "HFTextClassifier",
+    "ImageAnchor",
+    "ImageLimeExplanation",
     "KLLUCB",
     "LimeExplainer",
     "LimeExplanation",

@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from ._images import is_images
 from ._stacklevel import outside_stacklevel
 from ._validation import check_params
 from .samplers._protocol import check_sampler
@@ -99,9 +100,30 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
 
     def _make_sampler(self, X):
         """The sampler for ``X``: a clone of the user's, else the default for documents
-        (``samplers.text._default_sampler()``) or a table's (``TabularSampler()``)."""
+        (``samplers.text._default_sampler()``), images (``ImageSampler()``) or a table's
+        (``TabularSampler()``)."""
+        from .hf_image import HFImageClassifier
+
+        model = getattr(self.estimator, "__self__", self.estimator)  # a bound predict_proba
+        if isinstance(model, HFImageClassifier) and not is_images(X):
+            what = "text" if is_text(X) else "a table"
+            raise ValueError(
+                f"X must be images (an array of shape (n, H, W) or (n, H, W, C)) for the "
+                f"estimator, an image classifier ({type(model).__name__}); got {what}."
+            )
         if self.sampler is not None:
-            return clone(check_sampler(self.sampler))
+            sampler = clone(check_sampler(self.sampler))
+            if is_images(X) and sampler.modality != "image":
+                raise ValueError(
+                    f"X holds images, and sampler={type(sampler).__name__}(...) perturbs "
+                    f"{sampler.modality} data; pass sampler=ImageSampler(...) (or None) to "
+                    "explain images."
+                )
+            return sampler
+        if is_images(X):
+            from .samplers.image import ImageSampler
+
+            return ImageSampler()
         if is_text(X):
             from .samplers.text import _default_sampler
 
@@ -132,7 +154,7 @@ class BaseExplainer(ExplainsFittedModel, TransformerMixin, BaseEstimator):
         checked against ``feature_names_in_`` as scikit-learn's transformers check them), or
         the vocabulary for documents."""
         check_is_fitted(self, "sampler_")
-        if self.sampler_.modality == "text":
+        if self.sampler_.modality in ("text", "image"):
             return self.sampler_.get_feature_names_out()
         return _check_feature_names_in(self, input_features)
 

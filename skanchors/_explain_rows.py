@@ -135,8 +135,9 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
         # the reference rows), the fallback (replaced rows) where no rule validates on it.
         params = dict(params, delta=params["delta"] / 2)
     anchor = _search_one(instance, task, row, target, seed, params, shared, start)
+    searched = instance
     if not anchor.is_anchor and fallback:
-        replaced = sampler.fallback_instance(row)
+        searched = replaced = sampler.fallback_instance(row)
         other = _search_one(replaced, task, row, target, seed, params, shared, start)
         other.n_model_calls += anchor.n_model_calls
         other.n_rows_predicted += anchor.n_rows_predicted
@@ -144,6 +145,8 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
         if first is not None:  # (calls shared across rows: counted when all have ended)
             other._requests = first + other.__dict__.get("_requests", [])
         anchor = other
+    # (the modality's own anchor: images get their segmentation; others stay as they are)
+    anchor = sampler.wrap_explanation(anchor, searched)
     if key is not None:
         shared.cache.put_search(key, _reuse(anchor, None, None))
         anchor._search_key = key  # for the parent process, when this is a joblib worker

@@ -19,7 +19,7 @@ from .discretizers import format_value
 
 __all__ = ["Predicate", "Anchor", "RuleCheck"]
 
-_OPS = ("==", "<=", ">", "in", "isna", "contains")
+_OPS = ("==", "<=", ">", "in", "isna", "contains", "kept")
 
 
 def _scalar(value):
@@ -102,10 +102,11 @@ class Predicate:
     ----------
     feature : str or int
         Column name (DataFrames) or column index (arrays); for text, the word.
-    op : {"==", "<=", ">", "in", "isna", "contains"}
+    op : {"==", "<=", ">", "in", "isna", "contains", "kept"}
         ``"in"`` means the value lies in ``value``, a right-closed :class:`pandas.Interval`
         (a bin, ``23.0 < Age <= 28.0``: ``bounds="interval"``); ``"isna"`` means the value
-        is missing; ``"contains"`` is a text predicate (the word at ``position``).
+        is missing; ``"contains"`` is a text predicate (the word at ``position``);
+        ``"kept"`` an image's (superpixel ``feature`` shows the image's own pixels).
     value : object
         The compared value (``None`` for ``"isna"``; an interval for ``"in"``).
     position : int or None
@@ -149,6 +150,8 @@ class Predicate:
     def __str__(self):
         if self.op == "isna":
             return f"{self.name} is missing"
+        if self.op == "kept":
+            return f"superpixel {self.feature}"
         if self.op == "contains":
             # a document's word "AND" would read as the rule's own AND: quoted
             return f'"{self.value}"' if self.value in _RULE_WORDS else str(self.value)
@@ -185,6 +188,11 @@ class Predicate:
             # (a DataFrame was read column name by column name, a str letter by letter)
             docs = check_documents(X, "X", allow_wordless=True, allow_empty=True)
             return np.array([self.value in {t for t, _, _ in tokenize(d)} for d in docs], bool)
+        if self.op == "kept":
+            raise ValueError(
+                f"'{self}' is a superpixel of the explained image: it holds in perturbations "
+                "of that image only, and is not defined on other images or rows."
+            )
         col = self._column(X)
         if self.op == "isna":
             return col.isna().to_numpy()
@@ -381,6 +389,10 @@ class Anchor:
     instance: Any = None
     tolerance: float | None = None
     perturbation: str | None = None
+
+    # The key a subclass's to_dict adds (ImageAnchor: "segments"), by which Anchor.from_dict
+    # rebuilds it as that subclass (a class attribute, not a field).
+    _dict_key = None
 
     def _identity(self):
         numbers = (self.threshold, self.precision, self.coverage)
@@ -627,6 +639,9 @@ class Anchor:
         """
         if not isinstance(data, dict):
             raise ValueError(f"data must be a dict from Anchor.to_dict, got {type(data).__name__}.")
+        variant = _serial.variant(Anchor, cls, data)
+        if variant is not None:  # (an image's anchor: ImageAnchor)
+            return variant.from_dict(data)
         what = "an anchor's to_dict output"
         _serial.check_version(data, "data", _FORMAT, "an anchor")
         _serial.check_keys(data, "data", _REQUIRED_KEYS, _OPTIONAL_KEYS, what)

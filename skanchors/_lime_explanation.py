@@ -101,6 +101,10 @@ class LimeExplanation:
     wall_time: float = 0.0
     instance: Any = None
 
+    # The key a subclass's to_dict adds (ImageLimeExplanation: "segments"), by which
+    # LimeExplanation.from_dict rebuilds it as that subclass (a class attribute, not a field).
+    _dict_key = None
+
     # ----------------------------------------------------------------- comparing
     def _identity(self):
         numbers = (
@@ -226,6 +230,9 @@ class LimeExplanation:
         integers and ``wall_time`` a non-negative number; ``"version"``, when present, is 1;
         no key is unknown.
         """
+        variant = _serial.variant(LimeExplanation, cls, data) if isinstance(data, dict) else None
+        if variant is not None:  # (an image's explanation: ImageLimeExplanation)
+            return variant.from_dict(data)
         return cls(**_serial.lime_fields(data, _predicate))
 
     @classmethod

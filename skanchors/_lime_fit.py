@@ -30,6 +30,11 @@ _MAX_WORDS_PER_CALL = 1 << 24
 # exp(-D^2 / sigma^2) with sigma = w * sqrt(2).
 _TABULAR_WIDTH_FACTOR = 0.75 * math.sqrt(2.0)
 _TEXT_WIDTH = 25.0 * math.sqrt(2.0)
+# ... and 0.25 for images, whose distance is the cosine distance itself.
+_IMAGE_WIDTH = 0.25 * math.sqrt(2.0)
+# Pixel values (H * W * C per image) decoded per model call for images (16 MB of float32:
+# a larger batch of images ran slower per image through a memory-bound model).
+_MAX_PIXELS_PER_CALL = 1 << 22
 
 
 def _components(instance):
@@ -45,7 +50,7 @@ def _own_input(sampler, instance, row):
     """The explained instance in the form ``decode`` produces, so it joins the model call."""
     from .samplers.text import TextInstance
 
-    if isinstance(instance, TextInstance):
+    if isinstance(instance, TextInstance) or sampler.modality == "image":
         return np.full((1, instance.n_predicates), -1, dtype=np.int32), None
     codes = getattr(instance, "x_codes", None)
     if codes is not None:
@@ -53,10 +58,14 @@ def _own_input(sampler, instance, row):
     return None, sampler.to_model_input(row)
 
 
-def _predict_documents(model, instance, keys):
-    """Predict the documents of rows ``keys`` of a text instance in as few calls as memory
-    allows (decoded call by call): (proba, n_calls)."""
-    step = max(1, min(_MAX_ROWS_PER_CALL, _MAX_WORDS_PER_CALL // max(instance.n_predicates, 1)))
+def _predict_documents(model, instance, keys, cells=None):
+    """Predict the documents (or images) of rows ``keys`` of a text (image) instance in as few
+    calls as memory allows (decoded call by call): (proba, n_calls). ``cells``: the pixel
+    values of one image."""
+    limit = _MAX_WORDS_PER_CALL // max(instance.n_predicates, 1)
+    if cells is not None:
+        limit = _MAX_PIXELS_PER_CALL // max(cells, 1)
+    step = max(1, min(_MAX_ROWS_PER_CALL, limit))
     parts = [
         model.predict_proba(instance.decode(keys[lo : lo + step]))
         for lo in range(0, len(keys), step)
@@ -119,10 +128,16 @@ def _explain_one(sampler, model, row, target, seed, params):
             Z[1:, c] = holds[:, preds].all(axis=1)
     del holds
     own_keys, own_input = _own_input(sampler, instance, row)
-    if params["text"]:  # (the documents decoded call by call: a long one's are large)
+    image = params["image"]
+    if params["text"] or image:  # (decoded call by call: a long document's are large)
         keys = np.vstack([own_keys.astype(keys.dtype), keys])
-        proba, n_calls = _predict_documents(model, instance, keys)
+        cells = instance.image.size if image else None
+        if image:  # (a perturbation drawn twice is predicted once: its keys are its pixels)
+            keys, inverse = np.unique(keys, axis=0, return_inverse=True)
+        proba, n_calls = _predict_documents(model, instance, keys, cells)
         n_inputs = len(keys)
+        if image:
+            proba = proba[inverse.ravel()]
     else:
         if own_keys is not None:
             inputs = instance.decode(np.vstack([own_keys, keys]))
@@ -136,11 +151,12 @@ def _explain_one(sampler, model, row, target, seed, params):
     y = proba[:, target]
     # The kernel pi_x(z) = exp(-D^2 / sigma^2) (paper, section 3.3).
     present = Z.sum(axis=1)
-    if params["text"]:
+    if params["text"] or image:
         with np.errstate(invalid="ignore", divide="ignore"):
             cosine = np.where(present > 0, np.sqrt(present / max(m, 1)), 0.0)
-        distance = 100.0 * (1.0 - cosine)
-        width = _TEXT_WIDTH if params["kernel_width"] is None else params["kernel_width"]
+        distance = (1.0 if image else 100.0) * (1.0 - cosine)
+        default = _IMAGE_WIDTH if image else _TEXT_WIDTH
+        width = default if params["kernel_width"] is None else params["kernel_width"]
     else:
         distance = np.sqrt(np.maximum(m - present, 0.0))
         default = _TABULAR_WIDTH_FACTOR * math.sqrt(max(m, 1))
@@ -186,5 +202,7 @@ def _explain_one(sampler, model, row, target, seed, params):
         wall_time=time.perf_counter() - start,
         instance=row,
     )
+    # (the modality's own explanation: images get their segmentation)
+    explanation = sampler.wrap_explanation(explanation, instance)
     explanation._sums_to_1 = sums_to_1  # (warned about by the caller, in this process)
     return explanation

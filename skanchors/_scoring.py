@@ -50,6 +50,12 @@ class AnchorScorer:
         check_is_fitted(explainer, "sampler_")
         explainer._validate_params()
         sampler = explainer.sampler_
+        if sampler.modality == "image":
+            raise ValueError(
+                "score checks anchors on held-out rows they cover; an image anchor names "
+                "superpixels of its own image, and coverage across images is undefined. Use "
+                "perturbation_precision to check image anchors."
+            )
         model_input = sampler.to_model_input(X)
         candidates = np.arange(len(model_input))
         if sampler.modality == "text":

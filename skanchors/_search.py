@@ -1,6 +1,6 @@
 """Beam search over predicate sets (Ribeiro et al. 2018, Algorithm 2, beam version).
 
-The search talks to an *instance sampler* (one explained row or document) through the
+The search talks to an *instance sampler* (one explained row, document or image) through the
 protocol of :mod:`skanchors.samplers._protocol` (:class:`~skanchors.samplers.InstanceSampler`
 and its :class:`~skanchors.samplers.Capabilities`), and to the bandit through arms
 (:mod:`skanchors._arms`); it never asks which modality the instance is.

@@ -77,6 +77,18 @@ def parse_json(text, what):
         raise ValueError(f"text must be the JSON of {what}: {error}.") from None
 
 
+def variant(base, cls, data):
+    """For ``base.from_dict`` (``cls`` is the class it was called on): the subclass of
+    ``base`` whose ``_dict_key`` is a key of ``data`` (an image's explanation carries its
+    ``"segments"``), so that the base class rebuilds it as what it was; else None."""
+    if cls is not base:
+        return None
+    for sub in base.__subclasses__():
+        if sub._dict_key is not None and sub._dict_key in data:
+            return sub
+    return None
+
+
 def check_keys(data, where, required, optional=(), what="an object"):
     """Check that ``data`` is a dict with all the ``required`` keys and no others than
     ``required`` and ``optional`` (``what`` names what it should be)."""
@@ -255,6 +267,10 @@ def predicate(data, where, ops):
                 f"{at} must be a right-closed interval for op 'in' ({{'interval': [low, "
                 f"high], 'closed': 'right'}}), got {shown(data.get('value'))}."
             )
+    elif op == "kept":
+        if value is not None:
+            raise ValueError(f"{at} must be null for op 'kept', got {shown(value)}.")
+        feature = count(data["feature"], f"{where}['feature']", what="a superpixel's label")
     elif op == "contains":
         value = text(value, at, empty=False)
         if feature != value:

@@ -198,10 +198,17 @@ def cmd_demo(args, out=None):
     # The explainer makes many small model calls; OpenMP thread start-up in each of them can
     # cost more than the prediction itself (histogram gradient boosting on a few rows).
     with threadpool_limits(limits=1):
+        if args.compare and args.images:
+            raise SystemExit("skanchors demo: give --compare or --images, not both")
         if args.compare:
             from ._compare_demo import demo_compare
 
             demo_compare(args, out)
+            return 0
+        if args.images:
+            from ._image_demo import demo_images
+
+            demo_images(args, out)
             return 0
         demo_tabular(args, out)
         demo_text(args, out)
@@ -595,6 +602,11 @@ def build_parser():
         action="store_true",
         help="model selection by explanations: two models per data set, one of which learned "
         "a planted leak that accuracy on the validation split rewards",
+    )
+    demo.add_argument(
+        "--images",
+        action="store_true",
+        help="explain faces instead: a model that learned a bright corner (needs the image extra)",
     )
     demo.set_defaults(func=cmd_demo, parser=demo)
 

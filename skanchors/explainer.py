@@ -78,7 +78,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         candidates of a round.
     beam_size : int >= 1 or "auto", default="auto"
         Number of candidates carried to the next round of the beam search. ``"auto"``: 10 for
-        tables (as in the Anchors paper's experiments) and 2 for documents. The beam keeps
+        tables (as in the Anchors paper's experiments), 2 for documents and 1 for images
+        (superpixels outside the few that hold the prediction are alike in precision, and
+        telling the runner-up among them apart took most of the samples). The beam keeps
         the most precise candidates, which tend to be narrow: a wide beam keeps the broad
         ones that become anchors a predicate later, and on reference rows (the sampler's
         ``perturbation``) it costs few predictions, since one reference row serves every rule
@@ -88,20 +90,31 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
     max_anchor_size : int >= 1 or None, default=None
         Maximum number of predicates; ``None`` means no limit. Set it on wide tables, where
         a row near the decision boundary may otherwise grow a rule of a hundred conditions.
-    batch_size : int >= 1, default=100
-        Perturbations drawn per candidate and bandit step. A step draws at most 100,000 per
-        candidate, the most any rule is validated on: a larger value draws that many.
+    batch_size : int >= 1 or "auto", default="auto"
+        Perturbations drawn per candidate and bandit step (and for the empty rule before the
+        first round). A step draws at most 100,000 per candidate, the most any rule is
+        validated on: a larger value draws that many. ``"auto"``: 100 for tables and
+        documents (as in the Anchors paper's code) and 50 for images, whose predictions cost
+        the most: the first draw from the whole distribution already ranks the superpixels,
+        and a chosen rule's validation then starts with the fewest fresh samples that can
+        accept it (see the user guide's "Images").
     sampler : sampler object or None, default=None
         The perturbation distribution ``D(z | A)``, and with it the predicates. ``None``:
         ``TabularSampler()`` for tables, ``UnkSampler()`` for documents (words outside the
-        rule become ``"UNK"``; the global aggregators' default too). A table's options are
+        rule become ``"UNK"``; the global aggregators' default too), ``ImageSampler()`` for
+        images (an array (n, H, W) or (n, H, W, C): superpixels kept or filled with their
+        mean colour). A table's options are
         the :class:`~skanchors.samplers.TabularSampler`'s: ``discretizer`` (the bins whose
         edges make the predicates: quartiles, deciles, or ``"tree"``, cut where the model's
         prediction changes, the default for a regressor), ``categorical_features``,
         ``perturbation`` (``"reference"`` rows, rows whose values are ``"replace"``-d, or
         ``"auto"``: both, the reference rows first) and ``bounds`` (the predicates of a
         numeric feature), e.g. ``sampler=TabularSampler(perturbation="replace",
-        bounds="all")``; a grid search tunes them as ``sampler__perturbation``. Pass
+        bounds="all")``; a grid search tunes them as ``sampler__perturbation``. An image's
+        are the :class:`~skanchors.samplers.ImageSampler`'s: ``segmentation`` (SLIC,
+        quickshift, Felzenszwalb or a callable), ``segmentation_params``, ``fill`` and
+        ``keep_proba``, e.g. ``sampler=ImageSampler(segmentation="quickshift",
+        fill="blur")``. Pass
         :class:`~skanchors.samplers.CorpusSampler`,
         :class:`~skanchors.samplers.MaskedLMSampler` or ``UnkSampler(token=None)`` to
         perturb text otherwise, or your own (see :class:`~skanchors.samplers.TabularSampler`
@@ -198,7 +211,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         "epsilon": [Interval(Real, 0, 1, closed="right")],
         "beam_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "max_anchor_size": [Interval(Integral, 1, None, closed="left"), None],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "sampler": [None, HasMethods(["fit", "instance", "split"])],
         "balance": ["boolean"],
         "bandit": [StrOptions({"kl-lucb", "batch-sar"}), HasMethods(["select"])],
@@ -220,7 +233,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         epsilon=0.15,
         beam_size="auto",
         max_anchor_size=None,
-        batch_size=100,
+        batch_size="auto",
         sampler=None,
         balance=False,
         bandit="kl-lucb",
@@ -264,8 +277,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Raw reference data, in the form the model consumes.
+        X : DataFrame or array-like of shape (n_samples, n_features), list of str, or images
+            Raw reference data, in the form the model consumes: a table, documents, or images
+            (an array (n, H, W) or (n, H, W, C); see the user guide's "Images").
         y : None
             Ignored.
 
@@ -370,8 +384,9 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_rows, n_features)
-            Rows to explain, with the reference data's columns.
+        X : DataFrame or array-like of shape (n_rows, n_features), list of str, or images
+            Rows to explain, with the reference data's columns; or documents; or images in
+            the reference images' layout (an :class:`~skanchors.ImageAnchor` each).
         y : array-like of shape (n_rows,), default=None
             Class to anchor for each row; by default the model's prediction. Anchoring another
             class answers "what would make the model predict y?" and often has no anchor.
@@ -406,7 +421,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             beam_size=self._beam_size(),
             max_anchor_size=self.max_anchor_size,
             # (a step draws no more than a rule is ever validated on: 10**9 would not fit)
-            batch_size=min(int(self.batch_size), _MAX_VALIDATION_SAMPLES),
+            batch_size=min(self._batch_size(), _MAX_VALIDATION_SAMPLES),
             bandit=make_bandit(self.bandit),
         )
         if self._cache.max_size != self._cache_size():  # set_config after fit
@@ -515,7 +530,15 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         """``beam_size``, with "auto" resolved for the data the explainer was fitted on."""
         if self.beam_size != "auto":
             return int(self.beam_size)
+        if self.sampler_.modality == "image":
+            return 1
         return 2 if self.sampler_.modality == "text" else 10
+
+    def _batch_size(self):
+        """``batch_size``, with "auto" resolved for the data the explainer was fitted on."""
+        if self.batch_size != "auto":
+            return int(self.batch_size)
+        return 50 if self.sampler_.modality == "image" else 100
 
     def _search_params(self):
         """The parameters a search depends on, hashable, for the cache of searches (see
@@ -534,7 +557,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             float(self.epsilon),
             self._beam_size(),
             None if self.max_anchor_size is None else int(self.max_anchor_size),
-            int(self.batch_size),
+            self._batch_size(),
             bandit_key,
         )
 
@@ -552,8 +575,13 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             vocabulary learned in :meth:`fit` (:meth:`get_feature_names_out`), and anchor words
             outside it are left out, as :class:`~sklearn.feature_extraction.text.CountVectorizer`
             does with unknown words.
+        Xt : ndarray of shape (n_images, H * W), int, for images
+            1 where the pixel (row by row) lies in the anchor's superpixels
+            (``anchor.mask.ravel()``).
         """
         anchors = self.explain(X)
+        if self.sampler_.modality == "image":
+            return np.stack([a.mask.ravel() for a in anchors]).astype(np.int64)
         if self.sampler_.modality == "text":
             from scipy import sparse
 
@@ -588,7 +616,8 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
         Parameters
         ----------
         X : DataFrame or array-like
-            Held-out rows, at least 2 (each anchor is checked on the others).
+            Held-out rows, at least 2 (each anchor is checked on the others). Not images:
+            an image anchor names superpixels of its own image (``ValueError``).
         y : None
             Ignored (the model's predictions are what the anchors explain).
 

@@ -7,7 +7,9 @@ explain the same things and share the samplers:
 
 - tables: one interpretable feature per column, "the value is in ``x``'s bin" (the conjunction
   of the column's predicates, e.g. ``28.0 < Age <= 37.0`` or ``Sex = female``);
-- documents: one interpretable feature per word position, "the word is kept".
+- documents: one interpretable feature per word position, "the word is kept";
+- images: one interpretable feature per superpixel, "the superpixel is kept" (the cosine
+  distance and LIME's image kernel width, 0.25).
 
 Algorithm 1 of the paper, as the LIME package implements it:
 
@@ -111,10 +113,12 @@ class LimeExplainer(BaseExplainer):
         Width ``sigma`` of the kernel ``exp(-D^2 / sigma^2)`` (the paper's). ``None``: the
         LIME package's default kernel, ``sqrt(exp(-D^2 / w^2))`` with ``w = 0.75 * sqrt(d')``
         for tables (``d'`` = number of interpretable features, ``D`` = euclidean distance
-        between binary vectors) and ``w = 25`` for text (``D`` = cosine distance times 100):
-        the same weights as ``sigma = w * sqrt(2)``, which the explanation reports. A width
-        that leaves every perturbation differing from the instance a weight of 0 is refused
-        at :meth:`explain` (the surrogate would be fitted to the instance alone).
+        between binary vectors), ``w = 25`` for text (``D`` = cosine distance times 100) and
+        ``w = 0.25`` for images (``D`` = cosine distance, as the LIME package's image
+        explainer has it): the same weights as ``sigma = w * sqrt(2)``, which the explanation
+        reports. A width that leaves every perturbation differing from the instance a weight
+        of 0 is refused at :meth:`explain` (the surrogate would be fitted to the instance
+        alone).
     sampling : {"independent", "joint"}, default="independent"
         How a table's perturbations are drawn. ``"independent"`` (LIME's): each column takes
         the value of a reference row drawn for it alone, so a numeric column falls in a bin
@@ -129,7 +133,8 @@ class LimeExplainer(BaseExplainer):
         effects (weight moves to a column correlated with the one the model uses). Use it
         when the model must not be judged on combinations of values the data never show, for
         example to audit a model that might behave differently on them (see Notes).
-        Documents: words are always kept or replaced independently; ``"joint"`` is refused.
+        Documents and images: words and superpixels are always kept or replaced
+        independently; ``"joint"`` is refused.
     sampler : sampler object or None, default=None
         The perturbation distribution: ``None`` picks ``TabularSampler()`` for tables and
         ``UnkSampler()`` for documents (a removed word becomes ``"UNK"``, as in the global
@@ -267,8 +272,9 @@ class LimeExplainer(BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame, array-like of shape (n_samples, n_features), or list of str
-            Raw reference data, in the form the model consumes.
+        X : DataFrame, array-like of shape (n_samples, n_features), list of str, or images
+            Raw reference data, in the form the model consumes (images: an array (n, H, W) or
+            (n, H, W, C)).
         y : None
             Ignored.
 
@@ -293,12 +299,16 @@ class LimeExplainer(BaseExplainer):
         return self
 
     def _check_sampling(self):
-        if _is_text_sampler(self.sampler_):
+        modality = self.sampler_.modality
+        if modality in ("text", "image"):
             if self.sampling == "joint":
+                what = {
+                    "image": "images, whose superpixels are",
+                    "text": "documents, whose words are",
+                }[modality]
                 raise ValueError(
-                    "sampling='joint' draws whole reference rows of a table; X holds documents, "
-                    "whose words are always kept or replaced independently. Leave sampling at "
-                    "'independent'."
+                    f"sampling='joint' draws whole reference rows of a table; X holds {what} "
+                    "always kept or replaced independently. Leave sampling at 'independent'."
                 )
         elif self.sampling == "independent" and not isinstance(self.sampler_, TabularSampler):
             raise ValueError(
@@ -356,8 +366,9 @@ class LimeExplainer(BaseExplainer):
 
         Parameters
         ----------
-        X : DataFrame, array-like of shape (n_rows, n_features), or list of str
-            Rows to explain, with the reference data's columns; or documents.
+        X : DataFrame, array-like of shape (n_rows, n_features), list of str, or images
+            Rows to explain, with the reference data's columns; or documents; or images (an
+            :class:`~skanchors.ImageLimeExplanation` each).
         y : array-like of shape (n_rows,), default=None
             Class whose probability is explained for each row; by default ``target_class``,
             else the model's prediction.
@@ -379,8 +390,10 @@ class LimeExplainer(BaseExplainer):
             n_features=int(self.n_features),
             feature_selection=self.feature_selection,
             kernel_width=self.kernel_width,
-            text=_is_text_sampler(self.sampler_),
-            independent=self.sampling == "independent" and not _is_text_sampler(self.sampler_),
+            text=self.sampler_.modality == "text",
+            image=self.sampler_.modality == "image",
+            independent=self.sampling == "independent"
+            and self.sampler_.modality not in ("text", "image"),
         )
         n_jobs = self.n_jobs
         if n_jobs is None or n_jobs == 1 or len(rows) == 1:
@@ -424,8 +437,17 @@ class LimeExplainer(BaseExplainer):
             Weight of each word, summed over its positions in the document; the columns are
             the reference vocabulary (:meth:`get_feature_names_out`); words outside it are
             left out, as :class:`~sklearn.feature_extraction.text.CountVectorizer` does.
+        Xt : ndarray of shape (n_images, H * W), float, for images
+            Weight of the superpixel each pixel (row by row) lies in.
         """
         explanations = self.explain(X)
+        if self.sampler_.modality == "image":
+            out = []
+            for e in explanations:
+                weight = np.zeros(len(e.features))
+                weight[list(e.selected)] = np.asarray(e.weights)[list(e.selected)]
+                out.append(weight[e.segments].ravel())
+            return np.stack(out)
         if self.sampler_.modality == "text":
             from scipy import sparse
 
@@ -450,10 +472,6 @@ class LimeExplainer(BaseExplainer):
                 for p in e.features[j][:1]:
                     out[i, p.position] += float(e.weights[j])
         return out
-
-
-def _is_text_sampler(sampler):
-    return sampler.modality == "text"
 
 
 def _take_moved(explainer, moved):

@@ -117,3 +117,30 @@ def _build(path, kind="bert", head="mlm", id2label=None):
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+def build_vit(path, id2label=None, image_size=32, num_channels=3):
+    """A tiny ViT image classifier and its image processor, saved to ``path``."""
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    id2label = id2label or {0: "cat", 1: "dog", 2: "bird"}
+    config = ViTConfig(
+        image_size=image_size,
+        patch_size=8,
+        num_channels=num_channels,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=37,
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+    )
+    torch.manual_seed(0)
+    model = ViTForImageClassification(config)
+    model.save_pretrained(path)
+    size = {"height": image_size, "width": image_size}
+    ViTImageProcessor(
+        size=size, image_mean=[0.5] * num_channels, image_std=[0.5] * num_channels
+    ).save_pretrained(path)
+    return str(path)

@@ -106,6 +106,41 @@ def test_text_guarantee_with_a_masked_language_model(hf):
     assert bad <= DELTA * 10, (accepted, bad)
 
 
+# ---------------------------------------------------------------------------- images
+def _grid(image):
+    """4 x 4 superpixels of 4 x 4 pixels."""
+    rows, cols = np.indices(image.shape[:2])
+    return (rows // 4) * 4 + cols // 4
+
+
+IMAGE = np.random.default_rng(0).integers(0, 256, size=(1, 16, 16, 3), dtype=np.uint8)
+
+
+def image_model(X):
+    """1 when superpixel 0 shows the image's own pixels, unless the perturbation's hash flips
+    it: every rule that keeps superpixel 0 has precision 0.92."""
+    X = np.asarray(X)
+    own = (X[:, :4, :4] == IMAGE[0, :4, :4]).all(axis=(1, 2, 3))
+    flips = np.array([_flips(x.tobytes()) for x in X])
+    p = (own & ~flips).astype(float)
+    return np.column_stack([1 - p, p])
+
+
+@pytest.mark.parametrize("bandit", ["kl-lucb", "batch-sar"])
+def test_image_guarantee_under_an_adversarial_model(bandit):
+    pytest.importorskip("skimage")
+    from skanchors.samplers import ImageSampler
+
+    def explainer_for(seed):
+        sampler = ImageSampler(segmentation=_grid)
+        return AnchorExplainer(
+            image_model, sampler=sampler, bandit=bandit, max_anchor_size=MAX_SIZE, random_state=seed
+        ).fit(IMAGE)
+
+    accepted, bad = _count_bad(explainer_for, lambda e: e.explain(IMAGE)[0], _fresh)
+    assert bad <= DELTA * RUNS, (accepted, bad)
+
+
 # ---------------------------------------------------------------------------- tables
 def _table(n=2000, d=16, seed=0):
     """Binary categorical columns: few free columns leave few distinct perturbations, so

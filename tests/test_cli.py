@@ -214,3 +214,22 @@ def test_compressed_tables_are_split_as_their_inner_suffix_says(tmp_path):
 def test_demo_refuses_bad_options_as_usage_errors(capsys, options, message):
     code, err = _usage_error(["demo"] + options, capsys)
     assert code == 2 and message in err
+
+
+def test_demo_images_catches_the_bright_corner(capsys):
+    pytest.importorskip("skimage")
+    import argparse
+
+    from skanchors._image_demo import CUE, demo_images
+
+    args = argparse.Namespace(threshold=0.95, random_state=0, n_jobs=None)
+    found = demo_images(args, sys.stdout)
+    corner = np.zeros((25, 25), dtype=bool)
+    corner[CUE] = True
+    for anchor, e in zip(*found["leaky"]):
+        assert anchor.is_anchor and anchor.mask[corner].all() and anchor.mask.mean() < 0.1
+        assert e.mask(1)[corner].mean() > 0.8
+    for anchor, _ in zip(*found["clean"]):
+        assert anchor.is_anchor and anchor.mask[corner].mean() < 0.5
+    assert main(["demo", "--images"]) == 0
+    assert "100% of the corner" in capsys.readouterr().out

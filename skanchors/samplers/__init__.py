@@ -17,6 +17,7 @@ __all__ = [
     "TabularInstance",
     "TabularSampler",
 ]
+from .image import ImageInstance, ImageSampler  # noqa: E402
 from .masked_lm import MaskedLMInstance, MaskedLMSampler  # noqa: E402
 from .text import (  # noqa: E402
     CorpusInstance,
@@ -30,6 +31,8 @@ from .text import (  # noqa: E402
 __all__ += [
     "CorpusInstance",
     "CorpusSampler",
+    "ImageInstance",
+    "ImageSampler",
     "MaskedLMInstance",
     "MaskedLMSampler",
     "TextInstance",

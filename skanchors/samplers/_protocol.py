@@ -89,6 +89,15 @@ Optional members, used only when :class:`Capabilities` says so
     (see :class:`skanchors._reference.ReferenceStore`), and ``reference_order`` returns the
     rows' keys, their hashes and, per predicate, the rows that satisfy it in that order.
 
+Members of a sampler with a default
+-----------------------------------
+``wrap_explanation(explanation, instance)`` (default: ``explanation`` unchanged)
+    The :class:`~skanchors.Anchor` or :class:`~skanchors.LimeExplanation` made for
+    ``instance`` (an instance sampler of this sampler), as the modality's own: the explainers
+    return what it returns. :class:`~skanchors.samplers.ImageSampler` gives an image's
+    explanation its segmentation (:class:`~skanchors.ImageAnchor`,
+    :class:`~skanchors.ImageLimeExplanation`: masks and pictures).
+
 Samples are stored once (their keys or places in streams, their labels, and what the estimate
 needs of them: which predicates they satisfy, or their base rows) and reused by every candidate
 they are valid draws for (see :class:`skanchors._samples.SampleStore`); all samples one bandit
@@ -346,12 +355,15 @@ class Sampler(ABC):
     """A perturbation distribution fitted on reference data.
 
     ``fit`` learns from the reference data, ``split`` validates the inputs to explain and
-    splits them into single rows or documents, ``instance`` builds the
-    :class:`InstanceSampler` of one of them, and ``to_model_input`` turns inputs into what the
-    model reads. ``modality`` names the kind of data ("tabular", "text", ...): the search
-    never reads it; only the explainers' user-facing parts do (defaults such as the beam size,
-    and the shape of ``transform``'s output: a ``"text"`` sampler gives the vocabulary of its
-    columns as ``vocabulary_`` and ``get_feature_names_out``, another one the columns of
+    splits them into single rows, documents or images, ``instance`` builds the
+    :class:`InstanceSampler` of one of them, ``to_model_input`` turns inputs into what the
+    model reads, and ``wrap_explanation`` (by default the identity) turns the explanation of
+    an instance into the modality's own. ``modality`` names the kind of data ("tabular",
+    "text", "image", ...): the search never reads it; only the explainers' user-facing parts
+    do (defaults such as the beam size, and the shape of ``transform``'s output: a
+    ``"text"`` sampler gives the vocabulary of its columns as ``vocabulary_`` and
+    ``get_feature_names_out``, an ``"image"`` sampler the pixels of its images as
+    ``get_feature_names_out``, another one the columns of
     ``n_features_in_``, and ``feature_names_in_`` when they have names).
 
     The explainers clone the sampler they are given, so a custom sampler is also a
@@ -382,6 +394,10 @@ class Sampler(ABC):
     @abstractmethod
     def to_model_input(self, X):
         """``X`` as the model reads it."""
+
+    def wrap_explanation(self, explanation, instance):
+        """The explanation of ``instance`` as the modality's own; by default unchanged."""
+        return explanation
 
     hash_by_splits = _missing("hash_by_splits")
     fallback_instance = _missing("fallback_instance")

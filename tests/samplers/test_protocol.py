@@ -17,6 +17,7 @@ from skanchors._stratified import StratifiedArms
 from skanchors.samplers import (
     Capabilities,
     CorpusSampler,
+    ImageSampler,
     InstanceSampler,
     Sampler,
     SamplerCapabilities,
@@ -202,17 +203,33 @@ _SHIPPED = [
     (UnkSampler(), _TEXT),
     (UnkSampler(token=None), _TEXT),
     (CorpusSampler(), _TEXT),
+    # superpixels kept independently (exact reuse), keys -1 where kept, drawn from the
+    # generator alone; with a background image per perturbation too
+    (ImageSampler(segmentation=lambda image: _QUADRANTS), _TEXT),
+    (ImageSampler(segmentation=lambda image: _QUADRANTS, fill="reference"), _TEXT),
 ]
+_IMAGES = np.random.default_rng(0).uniform(size=(3, 8, 8, 3))
+_QUADRANTS = np.add.outer(np.arange(8) // 4, 2 * (np.arange(8) // 4))
+
+
+def _data(sampler):
+    """Reference data and one input to explain, of the sampler's modality."""
+    if isinstance(sampler, TabularSampler):
+        return "tabular", _TABLE, _TABLE.iloc[[3]]
+    if isinstance(sampler, ImageSampler):
+        return "image", _IMAGES, _IMAGES[1]
+    return "text", CORPUS, "a good plot"
 
 
 @pytest.mark.parametrize("i", range(len(_SHIPPED)))
 def test_every_shipped_instance_declares_what_it_implements(i):
     sampler, expected = _SHIPPED[i]
-    tabular = isinstance(sampler, TabularSampler)
-    sampler = sampler.fit(_TABLE if tabular else CORPUS)
-    inst = sampler.instance(_TABLE.iloc[[3]] if tabular else "a good plot")
+    modality, X, row = _data(sampler)
+    tabular = modality == "tabular"
+    sampler = sampler.fit(X)
+    inst = sampler.instance(row)
     assert isinstance(sampler, Sampler) and isinstance(inst, InstanceSampler)
-    assert sampler.modality == ("tabular" if tabular else "text")
+    assert sampler.modality == modality
     caps = inst.capabilities
     assert caps == Capabilities(**expected)
     for field, members in _MEMBERS.items():
@@ -236,6 +253,28 @@ def test_every_shipped_instance_declares_what_it_implements(i):
         np.testing.assert_array_equal(again, keys)
     # the fitted sampler's own capabilities
     assert sampler.capabilities == SamplerCapabilities(split_hashing=tabular, stratified=tabular)
+
+
+def test_only_images_wrap_their_explanations():
+    # the protocol's hook: the identity by default, the segmentation for images
+    anchor = AnchorExplainer(planted, sampler=Bits(), random_state=0).fit(np.ones((5, 6)))
+    assert type(anchor.explain(np.ones((1, 6)))[0]).__name__ == "Anchor"
+    for sampler in (UnkSampler().fit(CORPUS), TabularSampler().fit(_TABLE)):
+        assert sampler.wrap_explanation("explanation", None) == "explanation"
+
+    def bright(X):  # class 1 when the top-left quadrant is bright
+        p = (np.asarray(X)[:, :4, :4].mean(axis=(1, 2, 3)) > 0.45).astype(float)
+        return np.column_stack([1 - p, p])
+
+    image = _IMAGES[1].copy()
+    image[:4, :4] = 1.0
+    sampler = ImageSampler(segmentation=lambda image: _QUADRANTS, fill=0.0)
+    explainer = AnchorExplainer(bright, sampler=sampler, random_state=0).fit(_IMAGES)
+    found = explainer.explain(image[None])[0]
+    assert type(found).__name__ == "ImageAnchor" and found.superpixels == [0]
+    np.testing.assert_array_equal(found.segments, _QUADRANTS)
+    lime = LimeExplainer(bright, sampler=sampler, random_state=0).fit(_IMAGES)
+    assert type(lime.explain(image[None])[0]).__name__ == "ImageLimeExplanation"
 
 
 def test_the_auto_perturbation_declares_its_fallback_search():
