@@ -143,12 +143,13 @@ class TabularInstance(InstanceSampler):
                 bounds += [(Kind.ABOVE, v) for v in range(b - 1, 0, -1)]
             elif len(bounds) == 2 and parent.bounds == "interval":
                 bounds = [parent._interval_predicate(j, b)]
-            gids += [Condition(j, Kind(kind), v) for kind, v in bounds]
+            gids += [Condition(j, kind, v) for kind, v in bounds]
         # A predicate that every reference row satisfies (e.g. "Pclass <= 3.0" when 3 is the
         # largest value) constrains nothing: it would only lengthen rules.
         informative = [i for i, g in enumerate(gids) if parent._informative(g)]
         self._gids = [gids[i] for i in informative]
-        self._predicates = [self._predicate(g, names, row, x_missing) for g in self._gids]
+        edges = {j: parent.bin_edges_[k] for j, k in num_pos.items()}
+        self._predicates = [self._predicate(g, names, row, x_missing, edges) for g in self._gids]
         masks = [parent._predicate_mask(gids[i]) for i in informative]
         self._n_predicates = d = len(self._predicates)
         self._feature_of = np.array([g.feature for g in self._gids], dtype=np.intp)
@@ -214,15 +215,15 @@ class TabularInstance(InstanceSampler):
         """The row's predicates (:class:`~skanchors.Predicate`), by index."""
         return self._predicates
 
-    def _predicate(self, condition, names, row, missing):
-        """The public form of one of the row's conditions."""
-        parent, j = self.parent, condition.feature
-        if parent.categorical_[j]:
-            if missing[j]:
-                return predicate_of(Condition(j, Kind.MISSING, -1), names[j])
-            return predicate_of(condition, names[j], value=_scalar(row[j]))
-        edges = parent.bin_edges_[int(np.searchsorted(parent._numeric, j))]
-        return predicate_of(condition, names[j], edges=edges)
+    def _predicate(self, condition, names, row, missing, edges):
+        """The public form of one of the row's conditions (``edges``: the bin edges of each
+        numeric feature, by column position)."""
+        j = condition.feature
+        if condition.kind != Kind.CODE:
+            return predicate_of(condition, names[j], edges=edges[j])
+        if missing[j]:
+            return predicate_of(Condition(j, Kind.MISSING, -1), names[j])
+        return predicate_of(condition, names[j], value=_scalar(row[j]))
 
     def search_key(self):
         """What a search of this row depends on, hashable: its predicates, printed and in the
