@@ -305,7 +305,7 @@ SUITES = {
             + ["--reps", "1", "--output", "{tmp}/redesign"],
         ],
         reports=["results_redesign_estimator", "results_redesign_proba"],
-        minutes="25",
+        minutes="3",
     ),
     "honesty": Suite(
         about=f"what validating on samples drawn after the choice costs, text and tables, "
