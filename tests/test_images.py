@@ -383,6 +383,19 @@ def test_anchor_json_round_trip_and_validation():
     assert pickle.loads(pickle.dumps(anchor)) == anchor
 
 
+def test_a_superpixel_map_read_back_cannot_ask_for_gigabytes():
+    """A few bytes of JSON (one run over 32,767 x 32,767 pixels) must not allocate the 4 GB
+    map: the pixels are bounded before anything is built, with the field named."""
+    anchor = AnchorExplainer(planted, random_state=0).fit(REFERENCE).explain(IMAGE)[0]
+    for cls, data in ((Anchor, anchor.to_dict()), (LimeExplanation, None)):
+        if data is None:
+            e = LimeExplainer(planted, n_samples=100, random_state=0).fit(REFERENCE)
+            data = e.explain(IMAGE)[0].to_dict()
+        data["segments"] = {"shape": [32767, 32767], "values": [0], "lengths": [32767**2]}
+        with pytest.raises(ValueError, match=r"data\['segments'\]\['shape'\] .*pixels"):
+            cls.from_dict(data)
+
+
 def test_lime_json_round_trip():
     e = LimeExplainer(planted, n_samples=200, random_state=0).fit(REFERENCE).explain(IMAGE)[0]
     back = LimeExplanation.from_json(e.to_json())
