@@ -299,6 +299,12 @@ def test_errors_name_the_argument():
         explainer.explain(IMAGE[..., :1])
     with pytest.raises(ValueError, match="X has images with no channel axis"):
         explainer.explain(IMAGE[..., 0])
+    # one colour image, not in a batch: (32, 32, 3) reads as 32 grey images of 32 x 3, which
+    # an explainer of colour images cannot take; the error says what was meant
+    with pytest.raises(ValueError, match=r"a single image of shape \(32, 32, 3\)\? .*X\[None\]"):
+        explainer.explain(IMAGE[0])
+    with pytest.raises(ValueError, match=r"a single image"):
+        LimeExplainer(planted, n_samples=50).fit(REFERENCE).explain(IMAGE[0])
     nan = IMAGE.copy()
     nan[0, 3, 5, 1] = np.nan
     with pytest.raises(ValueError, match="X has a non-finite pixel .* image 0 at row 3, column 5"):
