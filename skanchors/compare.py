@@ -96,7 +96,7 @@ class ModelComparison:
         The models' names (a list of models is named by position: 0, 1, ...).
     kind : {"table", "text"}
     classes_ : ndarray
-        The models' classes (the same for every model).
+        The models' classes (the same for every model, in the first model's order).
     rows_ : ndarray of int
         Positions in ``X`` of the explained sample, on which :meth:`reliance` and
         ``top_features_`` are measured.
@@ -512,7 +512,8 @@ def compare_models(
     models : dict or list
         ``{name: fitted model}``, or a list (named by position: 0, 1, ...). Classifiers with
         ``predict_proba`` (a whole Pipeline on the raw data), classifiers with ``predict`` and
-        ``classes_``, or callables, all with the same classes.
+        ``classes_``, or callables, all with the same classes (in any order: ``classes_`` is
+        the first model's).
     X : DataFrame, 2-d array or list of str
         The rows or documents to explain, for instance a validation split.
     y : array-like of shape (n_rows,), default=None
@@ -600,7 +601,8 @@ def compare_models(
         labels, own = _predict(model, data)
         if classes is None:
             classes, first = own, name
-        elif len(own) != len(classes) or not np.array_equal(own, classes):
+        elif len(own) != len(classes) or not np.array_equal(np.sort(own), np.sort(classes)):
+            # (the same classes in another order are the same: predictions are labels)
             raise ValueError(
                 f"models: all models must have the same classes to be compared; "
                 f"models[{first!r}] has {classes.tolist()} and models[{name!r}] has "

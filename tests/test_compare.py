@@ -354,6 +354,28 @@ def test_bad_models(small):
         compare_models({"a": model, "b": labelled}, X)
 
 
+class _Reversed:
+    """A fitted classifier whose classes_ (and probability columns) are in reverse order."""
+
+    def __init__(self, model):
+        self.model, self.classes_ = model, model.classes_[::-1]
+
+    def fit(self, X, y):
+        return self
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)[:, ::-1]
+
+
+def test_same_classes_in_another_order_are_compared(small):
+    X, y, model = small
+    result = compare_models({"a": model, "b": _Reversed(model)}, X, n_rows=20, random_state=0)
+    assert result.classes_.tolist() == [0, 1] and result.n_disagreements_ == 0
+    np.testing.assert_array_equal(result.predictions_["a"], result.predictions_["b"])
+    assert result.reliance(["a"]) == {"a": 1.0, "b": 1.0}
+    assert result.top_features_["a"] == result.top_features_["b"]
+
+
 def test_bad_data_and_options(small, documents):
     X, y, model = small
     with pytest.raises(ValueError, match="X has no rows"):
