@@ -219,9 +219,15 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- predicting
     def _images(self, X):
         images = check_images(X, "X")
+        want = self._channels
+        if images.ndim == 3 and want is not None and want > 1 and images.shape[-1] == want:
+            # (H, W, C) read as H grey images of W x C pixels would give H predictions
+            raise ValueError(
+                f"X has shape {images.shape}: a single image of {want} channels? pass it as "
+                f"X[None] or [image]; grey images of {want} pixels wide, as (n, H, W, 1)."
+            )
         if images.ndim == 3:
             images = images[..., None]
-        want = self._channels
         if want is not None and images.shape[-1] != want:
             if images.shape[-1] == 1 and want == 3:
                 images = np.repeat(images, 3, axis=-1)
@@ -238,6 +244,8 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : ndarray of shape (n, H, W, C) or (n, H, W), or list of equally shaped images
+            A batch, also of one image (``image[None]``): a 3-d array whose last axis has
+            the model's channel count is refused as a single image, not read as grey ones.
 
         Returns
         -------

@@ -66,6 +66,10 @@ def test_errors_name_the_argument(vit):
         clf.predict_proba(["a photo of a cat"])
     with pytest.raises(ValueError, match="X has images with 2 channel"):
         clf.predict_proba(_images(2)[..., :2])
+    # one colour image, not in a batch, is not 32 grey images of 32 x 3 pixels
+    with pytest.raises(ValueError, match=r"X has shape \(32, 32, 3\).*single image.*X\[None\]"):
+        clf.predict_proba(_images(1)[0])
+    assert clf.predict_proba(_images(2)[..., 0]).shape == (2, 3)  # grey images still are
     with pytest.raises(FileNotFoundError, match="model='/no/such/vit'"):
         HFImageClassifier("/no/such/vit").fit()
     explainer = AnchorExplainer(clf)
