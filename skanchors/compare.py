@@ -62,6 +62,14 @@ def _check_models(models):
         )
     if not named:
         raise ValueError("models is empty: give at least one fitted model to explain.")
+    seen = {}
+    for name in named:  # (names become columns, "<name> prediction", and JSON keys)
+        if str(name) in seen:
+            raise ValueError(
+                f"models: the names {seen[str(name)]!r} and {name!r} are the same as text; "
+                "give the models distinct names."
+            )
+        seen[str(name)] = name
     for name, model in named.items():
         if model is None:
             raise ValueError(f"models[{name!r}] is None, not a fitted model.")

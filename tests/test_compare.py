@@ -352,6 +352,9 @@ def test_bad_models(small):
     labelled = RandomForestClassifier(n_estimators=5).fit(X, np.where(y, "yes", "no"))
     with pytest.raises(ValueError, match="same classes"):
         compare_models({"a": model, "b": labelled}, X)
+    # names are columns ("1 prediction") and JSON keys: 1 and "1" would overwrite each other
+    with pytest.raises(ValueError, match=r"models: the names 1 and '1' are the same as text"):
+        compare_models({1: model, "1": model}, X)
 
 
 class _Reversed:
