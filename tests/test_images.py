@@ -327,6 +327,14 @@ def test_errors_name_the_argument():
         )
     with pytest.raises(ValueError, match="balance=False"):
         AnchorExplainer(planted, balance=True).fit(REFERENCE)
+    # transform's columns are the reference images' pixels (get_feature_names_out): images
+    # of another size, which explain() takes, would give rows of another width
+    small = _images(1, True, 3)[:, :16, :16]
+    for fitted in (explainer, LimeExplainer(planted, n_samples=50).fit(REFERENCE)):
+        with pytest.raises(
+            ValueError, match=r"X has images of 16 x 16 pixels; transform .*32 x 32"
+        ):
+            fitted.transform(small)
     with pytest.raises(ValueError, match="coverage across images is undefined"):
         explainer.score(REFERENCE)
     anchor = explainer.explain(IMAGE)[0]
