@@ -36,6 +36,7 @@ from ._reliance import (
     relies,
     sample_rows,
 )
+from ._serial import shown as _serial_shown
 from ._validation import check_model
 from .explainer import _is_regressor
 from .models import as_probability_model
@@ -526,7 +527,8 @@ def compare_models(
         The rows or documents to explain, for instance a validation split.
     y : array-like of shape (n_rows,), default=None
         True labels of ``X``: the comparison then reports each model's accuracy on ``X`` beside
-        its explanations.
+        its explanations. Labels none of which is a class of the models (``"1"`` for ``1``)
+        are refused.
     reference : DataFrame or 2-d array, default=None
         Tables: the reference data the perturbations are drawn from and coverage is measured
         on (see :meth:`AnchorExplainer.fit`); default ``X``. Not used with documents.
@@ -620,6 +622,11 @@ def compare_models(
     classes_list = [_plain(c) for c in classes]
     accuracy = None
     if y is not None:
+        if not np.isin(y, classes).any():  # ("1" for 1: every model would score 0)
+            raise ValueError(
+                f"y holds none of the models' classes {classes_list}; its labels are "
+                f"{_serial_shown(np.unique(y)[:10].tolist())}. Pass the true labels of X."
+            )
         accuracy = {name: float(np.mean(p == y)) for name, p in predictions.items()}
     stacked = np.column_stack([predictions[n] for n in named])
     differ = np.flatnonzero((stacked != stacked[:, :1]).any(axis=1))

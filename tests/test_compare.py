@@ -387,6 +387,9 @@ def test_bad_data_and_options(small, documents):
         compare_models([model], "a document")
     with pytest.raises(ValueError, match="y has 3 labels for 100 rows"):
         compare_models([model], X, y=[0, 1, 0])
+    # labels of another type than the classes would score every model 0 (sklearn refuses)
+    with pytest.raises(ValueError, match=r"y holds none of the models' classes \[0, 1\]"):
+        compare_models([model], X, y=np.where(y, "1", "0"))
     with pytest.raises(ValueError, match="reference must have the columns of X"):
         compare_models([model], X, reference=X[["b", "a"]])
     with pytest.raises(ValueError, match="n_rows must be an integer >= 1"):
