@@ -45,6 +45,12 @@ def test_probabilities_match_the_model_and_do_not_depend_on_batching(vit):
     assert clf.predict(X).tolist() == clf.classes_[proba.argmax(1)].tolist()
     # floats in [0, 1] are not rescaled twice
     np.testing.assert_allclose(clf.predict_proba(X / 255.0), proba, atol=1e-5)
+    # each image's scale is its own: a float image in [0, 1] is read the same way whatever
+    # else is in its batch (a batch that also holds a 0-255 image once rescaled it again)
+    mixed = np.stack([X[0] / 255.0, X[1].astype(float)])
+    np.testing.assert_allclose(
+        HFImageClassifier(vit, batch_size=2).predict_proba(mixed), proba[:2], atol=1e-5
+    )
 
 
 def test_pickles_by_path_and_takes_grey_images(vit):
