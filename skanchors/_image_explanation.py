@@ -156,7 +156,16 @@ class _ImagePart:
                 f"{what} needs the explained image, which explanations rebuilt from JSON do not "
                 "keep: set explanation.instance = image, or explain the image again."
             )
-        return self.instance
+        image = np.asarray(self.instance)
+        if image.ndim in (3, 4) and len(image) == 1 and image.shape[1:3] == self.segments.shape:
+            image = image[0]  # (a batch of one image)
+        if image.ndim not in (2, 3) or image.shape[:2] != self.segments.shape:
+            h, w = self.segments.shape
+            raise ValueError(
+                f"{what}: instance has shape {image.shape}, not the explained image's: its "
+                f"superpixels cover {h} x {w} pixels."
+            )
+        return image
 
     def _with_segments(self, data):
         return {**data, "segments": encode_segments(self.segments)}

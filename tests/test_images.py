@@ -445,6 +445,14 @@ def test_plots_dim_outside_the_anchor_and_outline_lime():
     picture = np.asarray(ax.get_images()[0].get_array())
     green = (picture[..., 1] > 0.7) & (picture[..., 0] < 0.1) & (picture[..., 2] < 0.1)
     assert green[e.mask(1)].any() and not green[~e.mask(2, positive_only=False)].any()
+    # read back from JSON, the image is set again as the error says: a batch of one is the
+    # image, an image of another size is refused with its shape
+    back = Anchor.from_json(anchor.to_json())
+    back.instance = IMAGE
+    np.testing.assert_array_equal(back.plot().get_images()[0].get_array(), shown)
+    back.instance = IMAGE[0, :16]
+    with pytest.raises(ValueError, match=r"instance has shape \(16, 32, 3\).*32 x 32"):
+        back.plot()
     plt.close("all")
 
 
