@@ -580,6 +580,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             (``anchor.mask.ravel()``). The images must have the reference images' size (the
             columns are their pixels); ``ValueError`` otherwise.
         """
+        check_is_fitted(self, "sampler_")
         if self.sampler_.modality == "image":
             self.sampler_.check_pixel_columns(X)
         anchors = self.explain(X)

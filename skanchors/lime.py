@@ -442,6 +442,7 @@ class LimeExplainer(BaseExplainer):
             the reference images' size (the columns are their pixels); ``ValueError``
             otherwise.
         """
+        check_is_fitted(self, "sampler_")
         if self.sampler_.modality == "image":
             self.sampler_.check_pixel_columns(X)
         explanations = self.explain(X)
