@@ -24,9 +24,12 @@ from ._lime_explanation import LimeExplanation
 
 __all__ = ["ImageAnchor", "ImageLimeExplanation"]
 
-# Labels of a superpixel map read back: at most this many superpixels (and pixels per side).
+# Labels of a superpixel map read back: at most this many superpixels (and pixels per side,
+# and in all: 2 ** 25 pixels, an 8K photo, is a map of 128 MiB; a few bytes of JSON naming
+# 32,767 x 32,767 pixels would otherwise allocate 4 GiB).
 _MAX_LABEL = 1 << 24
 _MAX_SIDE = 1 << 15
+_MAX_PIXELS = 1 << 25
 
 
 def as_image_explanation(explanation, segments):
@@ -65,6 +68,11 @@ def decode_segments(data, where):
     )
     if h == 0 or w == 0:
         raise ValueError(f"{where}['shape'] must be positive, got {[h, w]}.")
+    if h * w > _MAX_PIXELS:
+        raise ValueError(
+            f"{where}['shape'] must name at most {_MAX_PIXELS} pixels, got {h} x {w} = "
+            f"{h * w} pixels."
+        )
     values = _serial.sequence(data["values"], f"{where}['values']")
     lengths = _serial.sequence(data["lengths"], f"{where}['lengths']")
     if len(values) != len(lengths) or not values:
@@ -148,7 +156,16 @@ class _ImagePart:
                 f"{what} needs the explained image, which explanations rebuilt from JSON do not "
                 "keep: set explanation.instance = image, or explain the image again."
             )
-        return self.instance
+        image = np.asarray(self.instance)
+        if image.ndim in (3, 4) and len(image) == 1 and image.shape[1:3] == self.segments.shape:
+            image = image[0]  # (a batch of one image)
+        if image.ndim not in (2, 3) or image.shape[:2] != self.segments.shape:
+            h, w = self.segments.shape
+            raise ValueError(
+                f"{what}: instance has shape {image.shape}, not the explained image's: its "
+                f"superpixels cover {h} x {w} pixels."
+            )
+        return image
 
     def _with_segments(self, data):
         return {**data, "segments": encode_segments(self.segments)}

@@ -111,9 +111,12 @@ def check_images(X, name="X", *, channels=None):
         if have != channels:
             said = "no channel axis, (n, H, W)" if have == "none" else f"{have} channel(s)"
             want = "no channel axis, (n, H, W)" if channels == "none" else f"{channels} channel(s)"
+            single = ""
+            if have == "none" and X.shape[-1] == channels:
+                single = f" (a single image of shape {X.shape}? pass it as {name}[None] or [image])"
             raise ValueError(
                 f"{name} has images with {said}; the reference images given to fit have "
-                f"{want}. Pass images in the reference images' layout."
+                f"{want}. Pass images in the reference images' layout{single}."
             )
     return X
 

@@ -36,6 +36,7 @@ from ._reliance import (
     relies,
     sample_rows,
 )
+from ._serial import shown as _serial_shown
 from ._validation import check_model
 from .explainer import _is_regressor
 from .models import as_probability_model
@@ -62,6 +63,14 @@ def _check_models(models):
         )
     if not named:
         raise ValueError("models is empty: give at least one fitted model to explain.")
+    seen = {}
+    for name in named:  # (names become columns, "<name> prediction", and JSON keys)
+        if str(name) in seen:
+            raise ValueError(
+                f"models: the names {seen[str(name)]!r} and {name!r} are the same as text; "
+                "give the models distinct names."
+            )
+        seen[str(name)] = name
     for name, model in named.items():
         if model is None:
             raise ValueError(f"models[{name!r}] is None, not a fitted model.")
@@ -96,7 +105,7 @@ class ModelComparison:
         The models' names (a list of models is named by position: 0, 1, ...).
     kind : {"table", "text"}
     classes_ : ndarray
-        The models' classes (the same for every model).
+        The models' classes (the same for every model, in the first model's order).
     rows_ : ndarray of int
         Positions in ``X`` of the explained sample, on which :meth:`reliance` and
         ``top_features_`` are measured.
@@ -512,12 +521,14 @@ def compare_models(
     models : dict or list
         ``{name: fitted model}``, or a list (named by position: 0, 1, ...). Classifiers with
         ``predict_proba`` (a whole Pipeline on the raw data), classifiers with ``predict`` and
-        ``classes_``, or callables, all with the same classes.
+        ``classes_``, or callables, all with the same classes (in any order: ``classes_`` is
+        the first model's).
     X : DataFrame, 2-d array or list of str
         The rows or documents to explain, for instance a validation split.
     y : array-like of shape (n_rows,), default=None
         True labels of ``X``: the comparison then reports each model's accuracy on ``X`` beside
-        its explanations.
+        its explanations. Labels none of which is a class of the models (``"1"`` for ``1``)
+        are refused.
     reference : DataFrame or 2-d array, default=None
         Tables: the reference data the perturbations are drawn from and coverage is measured
         on (see :meth:`AnchorExplainer.fit`); default ``X``. Not used with documents.
@@ -600,7 +611,8 @@ def compare_models(
         labels, own = _predict(model, data)
         if classes is None:
             classes, first = own, name
-        elif len(own) != len(classes) or not np.array_equal(own, classes):
+        elif len(own) != len(classes) or not np.array_equal(np.sort(own), np.sort(classes)):
+            # (the same classes in another order are the same: predictions are labels)
             raise ValueError(
                 f"models: all models must have the same classes to be compared; "
                 f"models[{first!r}] has {classes.tolist()} and models[{name!r}] has "
@@ -610,6 +622,11 @@ def compare_models(
     classes_list = [_plain(c) for c in classes]
     accuracy = None
     if y is not None:
+        if not np.isin(y, classes).any():  # ("1" for 1: every model would score 0)
+            raise ValueError(
+                f"y holds none of the models' classes {classes_list}; its labels are "
+                f"{_serial_shown(np.unique(y)[:10].tolist())}. Pass the true labels of X."
+            )
         accuracy = {name: float(np.mean(p == y)) for name, p in predictions.items()}
     stacked = np.column_stack([predictions[n] for n in named])
     differ = np.flatnonzero((stacked != stacked[:, :1]).any(axis=1))

@@ -577,8 +577,12 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             does with unknown words.
         Xt : ndarray of shape (n_images, H * W), int, for images
             1 where the pixel (row by row) lies in the anchor's superpixels
-            (``anchor.mask.ravel()``).
+            (``anchor.mask.ravel()``). The images must have the reference images' size (the
+            columns are their pixels); ``ValueError`` otherwise.
         """
+        check_is_fitted(self, "sampler_")
+        if self.sampler_.modality == "image":
+            self.sampler_.check_pixel_columns(X)
         anchors = self.explain(X)
         if self.sampler_.modality == "image":
             return np.stack([a.mask.ravel() for a in anchors]).astype(np.int64)

@@ -54,7 +54,8 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
     Notes
     -----
     Images are arrays (n, H, W, C) channels last, or (n, H, W) grey, of integers in 0..255 or
-    floats in [0, 1] (the processor then does not rescale them again). Grey images are
+    floats in [0, 1] (the processor then does not rescale them again; told image by image,
+    so that an image's probabilities do not depend on its batch). Grey images are
     repeated over three channels for a model that takes three; other channel counts than the
     model's are refused.
 
@@ -219,9 +220,15 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- predicting
     def _images(self, X):
         images = check_images(X, "X")
+        want = self._channels
+        if images.ndim == 3 and want is not None and want > 1 and images.shape[-1] == want:
+            # (H, W, C) read as H grey images of W x C pixels would give H predictions
+            raise ValueError(
+                f"X has shape {images.shape}: a single image of {want} channels? pass it as "
+                f"X[None] or [image]; grey images of {want} pixels wide, as (n, H, W, 1)."
+            )
         if images.ndim == 3:
             images = images[..., None]
-        want = self._channels
         if want is not None and images.shape[-1] != want:
             if images.shape[-1] == 1 and want == 3:
                 images = np.repeat(images, 3, axis=-1)
@@ -238,6 +245,8 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : ndarray of shape (n, H, W, C) or (n, H, W), or list of equally shaped images
+            A batch, also of one image (``image[None]``): a 3-d array whose last axis has
+            the model's channel count is refused as a single image, not read as grey ones.
 
         Returns
         -------
@@ -258,10 +267,15 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
     def _forward(self, batch):
         import torch
 
-        unit = batch.dtype.kind == "f" and batch.min() >= 0 and batch.max() <= 1
         if self._processor is not None:
-            kwargs = {"do_rescale": False} if unit else {}
-            inputs = self._processor(images=list(batch), return_tensors="pt", **kwargs)
+            images = list(batch)
+            if batch.dtype.kind == "f":
+                # floats in [0, 1], image by image (not by batch: an image's scale does not
+                # depend on the others), are brought to 0-255 for the processor's rescaling
+                flat = batch.reshape(len(batch), -1)
+                unit = (flat.min(axis=1) >= 0) & (flat.max(axis=1) <= 1)
+                images = [x * 255.0 if u else x for x, u in zip(images, unit)]
+            inputs = self._processor(images=images, return_tensors="pt")
             inputs = {k: v.to(self._device) for k, v in inputs.items()}
         else:
             x = batch.astype(np.float32)

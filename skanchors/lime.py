@@ -438,8 +438,13 @@ class LimeExplainer(BaseExplainer):
             the reference vocabulary (:meth:`get_feature_names_out`); words outside it are
             left out, as :class:`~sklearn.feature_extraction.text.CountVectorizer` does.
         Xt : ndarray of shape (n_images, H * W), float, for images
-            Weight of the superpixel each pixel (row by row) lies in.
+            Weight of the superpixel each pixel (row by row) lies in. The images must have
+            the reference images' size (the columns are their pixels); ``ValueError``
+            otherwise.
         """
+        check_is_fitted(self, "sampler_")
+        if self.sampler_.modality == "image":
+            self.sampler_.check_pixel_columns(X)
         explanations = self.explain(X)
         if self.sampler_.modality == "image":
             out = []

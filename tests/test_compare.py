@@ -352,6 +352,31 @@ def test_bad_models(small):
     labelled = RandomForestClassifier(n_estimators=5).fit(X, np.where(y, "yes", "no"))
     with pytest.raises(ValueError, match="same classes"):
         compare_models({"a": model, "b": labelled}, X)
+    # names are columns ("1 prediction") and JSON keys: 1 and "1" would overwrite each other
+    with pytest.raises(ValueError, match=r"models: the names 1 and '1' are the same as text"):
+        compare_models({1: model, "1": model}, X)
+
+
+class _Reversed:
+    """A fitted classifier whose classes_ (and probability columns) are in reverse order."""
+
+    def __init__(self, model):
+        self.model, self.classes_ = model, model.classes_[::-1]
+
+    def fit(self, X, y):
+        return self
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)[:, ::-1]
+
+
+def test_same_classes_in_another_order_are_compared(small):
+    X, y, model = small
+    result = compare_models({"a": model, "b": _Reversed(model)}, X, n_rows=20, random_state=0)
+    assert result.classes_.tolist() == [0, 1] and result.n_disagreements_ == 0
+    np.testing.assert_array_equal(result.predictions_["a"], result.predictions_["b"])
+    assert result.reliance(["a"]) == {"a": 1.0, "b": 1.0}
+    assert result.top_features_["a"] == result.top_features_["b"]
 
 
 def test_bad_data_and_options(small, documents):
@@ -362,6 +387,9 @@ def test_bad_data_and_options(small, documents):
         compare_models([model], "a document")
     with pytest.raises(ValueError, match="y has 3 labels for 100 rows"):
         compare_models([model], X, y=[0, 1, 0])
+    # labels of another type than the classes would score every model 0 (sklearn refuses)
+    with pytest.raises(ValueError, match=r"y holds none of the models' classes \[0, 1\]"):
+        compare_models([model], X, y=np.where(y, "1", "0"))
     with pytest.raises(ValueError, match="reference must have the columns of X"):
         compare_models([model], X, reference=X[["b", "a"]])
     with pytest.raises(ValueError, match="n_rows must be an integer >= 1"):

@@ -45,6 +45,12 @@ def test_probabilities_match_the_model_and_do_not_depend_on_batching(vit):
     assert clf.predict(X).tolist() == clf.classes_[proba.argmax(1)].tolist()
     # floats in [0, 1] are not rescaled twice
     np.testing.assert_allclose(clf.predict_proba(X / 255.0), proba, atol=1e-5)
+    # each image's scale is its own: a float image in [0, 1] is read the same way whatever
+    # else is in its batch (a batch that also holds a 0-255 image once rescaled it again)
+    mixed = np.stack([X[0] / 255.0, X[1].astype(float)])
+    np.testing.assert_allclose(
+        HFImageClassifier(vit, batch_size=2).predict_proba(mixed), proba[:2], atol=1e-5
+    )
 
 
 def test_pickles_by_path_and_takes_grey_images(vit):
@@ -66,6 +72,10 @@ def test_errors_name_the_argument(vit):
         clf.predict_proba(["a photo of a cat"])
     with pytest.raises(ValueError, match="X has images with 2 channel"):
         clf.predict_proba(_images(2)[..., :2])
+    # one colour image, not in a batch, is not 32 grey images of 32 x 3 pixels
+    with pytest.raises(ValueError, match=r"X has shape \(32, 32, 3\).*single image.*X\[None\]"):
+        clf.predict_proba(_images(1)[0])
+    assert clf.predict_proba(_images(2)[..., 0]).shape == (2, 3)  # grey images still are
     with pytest.raises(FileNotFoundError, match="model='/no/such/vit'"):
         HFImageClassifier("/no/such/vit").fit()
     explainer = AnchorExplainer(clf)

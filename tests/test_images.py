@@ -299,6 +299,12 @@ def test_errors_name_the_argument():
         explainer.explain(IMAGE[..., :1])
     with pytest.raises(ValueError, match="X has images with no channel axis"):
         explainer.explain(IMAGE[..., 0])
+    # one colour image, not in a batch: (32, 32, 3) reads as 32 grey images of 32 x 3, which
+    # an explainer of colour images cannot take; the error says what was meant
+    with pytest.raises(ValueError, match=r"a single image of shape \(32, 32, 3\)\? .*X\[None\]"):
+        explainer.explain(IMAGE[0])
+    with pytest.raises(ValueError, match=r"a single image"):
+        LimeExplainer(planted, n_samples=50).fit(REFERENCE).explain(IMAGE[0])
     nan = IMAGE.copy()
     nan[0, 3, 5, 1] = np.nan
     with pytest.raises(ValueError, match="X has a non-finite pixel .* image 0 at row 3, column 5"):
@@ -321,6 +327,14 @@ def test_errors_name_the_argument():
         )
     with pytest.raises(ValueError, match="balance=False"):
         AnchorExplainer(planted, balance=True).fit(REFERENCE)
+    # transform's columns are the reference images' pixels (get_feature_names_out): images
+    # of another size, which explain() takes, would give rows of another width
+    small = _images(1, True, 3)[:, :16, :16]
+    for fitted in (explainer, LimeExplainer(planted, n_samples=50).fit(REFERENCE)):
+        with pytest.raises(
+            ValueError, match=r"X has images of 16 x 16 pixels; transform .*32 x 32"
+        ):
+            fitted.transform(small)
     with pytest.raises(ValueError, match="coverage across images is undefined"):
         explainer.score(REFERENCE)
     anchor = explainer.explain(IMAGE)[0]
@@ -383,6 +397,19 @@ def test_anchor_json_round_trip_and_validation():
     assert pickle.loads(pickle.dumps(anchor)) == anchor
 
 
+def test_a_superpixel_map_read_back_cannot_ask_for_gigabytes():
+    """A few bytes of JSON (one run over 32,767 x 32,767 pixels) must not allocate the 4 GB
+    map: the pixels are bounded before anything is built, with the field named."""
+    anchor = AnchorExplainer(planted, random_state=0).fit(REFERENCE).explain(IMAGE)[0]
+    for cls, data in ((Anchor, anchor.to_dict()), (LimeExplanation, None)):
+        if data is None:
+            e = LimeExplainer(planted, n_samples=100, random_state=0).fit(REFERENCE)
+            data = e.explain(IMAGE)[0].to_dict()
+        data["segments"] = {"shape": [32767, 32767], "values": [0], "lengths": [32767**2]}
+        with pytest.raises(ValueError, match=r"data\['segments'\]\['shape'\] .*pixels"):
+            cls.from_dict(data)
+
+
 def test_lime_json_round_trip():
     e = LimeExplainer(planted, n_samples=200, random_state=0).fit(REFERENCE).explain(IMAGE)[0]
     back = LimeExplanation.from_json(e.to_json())
@@ -418,6 +445,14 @@ def test_plots_dim_outside_the_anchor_and_outline_lime():
     picture = np.asarray(ax.get_images()[0].get_array())
     green = (picture[..., 1] > 0.7) & (picture[..., 0] < 0.1) & (picture[..., 2] < 0.1)
     assert green[e.mask(1)].any() and not green[~e.mask(2, positive_only=False)].any()
+    # read back from JSON, the image is set again as the error says: a batch of one is the
+    # image, an image of another size is refused with its shape
+    back = Anchor.from_json(anchor.to_json())
+    back.instance = IMAGE
+    np.testing.assert_array_equal(back.plot().get_images()[0].get_array(), shown)
+    back.instance = IMAGE[0, :16]
+    with pytest.raises(ValueError, match=r"instance has shape \(16, 32, 3\).*32 x 32"):
+        back.plot()
     plt.close("all")
 
 

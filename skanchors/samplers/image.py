@@ -188,6 +188,19 @@ class ImageSampler(BaseEstimator, Sampler):
             )
         return list(images)
 
+    def check_pixel_columns(self, X):
+        """Refuse images of another size than the reference images for ``transform``, whose
+        columns are the reference images' pixels (:meth:`get_feature_names_out`)."""
+        check_is_fitted(self, "image_shape_")
+        images = check_images(X, "X", channels=self._layout())
+        if images.shape[1:3] != self.image_shape_:
+            raise ValueError(
+                f"X has images of {images.shape[1]} x {images.shape[2]} pixels; transform "
+                f"gives one column per pixel of the reference images, {self.image_shape_[0]} "
+                f"x {self.image_shape_[1]} (get_feature_names_out): pass images of that size, "
+                "or explain() them."
+            )
+
     def to_model_input(self, X):
         """The images as the model gets them: one array (n, H, W[, C])."""
         return check_images(X, "X")
