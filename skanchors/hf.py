@@ -108,7 +108,72 @@ def _model_max_length(tokenizer, model, requested, use_tokenizer=True):
     return limit if positions is None else min(limit, positions)
 
 
-class HFTextClassifier(ClassifierMixin, BaseEstimator):
+class _Pretrained(ClassifierMixin, BaseEstimator):
+    """What the pre-trained classifiers share: nothing to fit, clones that share the loaded
+    model, pickles without what loads again from a name. A subclass names its preprocessor's
+    parameter and the attribute ``_load`` keeps it in (``_preprocessor``: the tokenizer or
+    image processor), and everything ``_load`` keeps (``_kept``)."""
+
+    _preprocessor = ("", "")
+    _kept = ("_model", "_classes", "_device", "_loaded")
+
+    def __sklearn_is_fitted__(self):
+        return True  # pre-trained: nothing to fit
+
+    def __sklearn_clone__(self):
+        clone = type(self)(**self.get_params(deep=False))
+        for name in self._kept:
+            if name in self.__dict__:
+                setattr(clone, name, self.__dict__[name])
+        return clone
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        if _is_name(self.model):
+            for name in ("_model", "_device", "_loaded"):
+                state.pop(name, None)
+        parameter, loaded = self._preprocessor
+        preprocessor = getattr(self, parameter)
+        if (_is_name(self.model) and preprocessor is None) or _is_name(preprocessor):
+            state.pop(loaded, None)
+            state.pop("_loaded", None)
+        return state
+
+    def fit(self, X=None, y=None):
+        """Load the model and its preprocessor (no training).
+
+        Parameters
+        ----------
+        X, y : ignored
+            Accepted for compatibility with scikit-learn.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._load()
+        return self
+
+
+def _device_of(torch, model, device):
+    """Where a loaded model runs: moved to ``device`` when one is given, else where it is."""
+    if device is not None:
+        model = model.to(torch.device(device))
+    try:
+        return model, next(model.parameters()).device
+    except (StopIteration, AttributeError):
+        return model, torch.device("cpu")
+
+
+def _named_device(torch, device):
+    """The device of a model loaded from a name: ``device``, else CUDA when available."""
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class HFTextClassifier(_Pretrained):
     """A Hugging Face sequence-classification model as a scikit-learn classifier of texts.
 
     The model is pre-trained: ``fit`` only loads it (it never trains), and the classifier is
@@ -195,9 +260,6 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
         self.device = device
         self.cache_size = cache_size
 
-    def __sklearn_is_fitted__(self):
-        return True  # pre-trained: nothing to fit
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
@@ -205,23 +267,13 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
         tags.requires_fit = False
         return tags
 
-    def __sklearn_clone__(self):
-        clone = type(self)(**self.get_params(deep=False))
-        for name in ("_model", "_tokenizer", "_classes", "_device", "_loaded"):
-            if name in self.__dict__:
-                setattr(clone, name, self.__dict__[name])
-        return clone
+    _preprocessor = ("tokenizer", "_tokenizer")
+    _kept = ("_model", "_tokenizer", "_classes", "_device", "_loaded")
 
     def __getstate__(self):
-        state = dict(super().__getstate__())
-        state.pop("_cache", None)
+        state = super().__getstate__()
+        state.pop("_cache", None)  # the predictions kept: rebuilt on use
         state.pop("_cache_key", None)
-        if _is_name(self.model):
-            for name in ("_model", "_device", "_loaded"):
-                state.pop(name, None)
-        if (_is_name(self.model) and self.tokenizer is None) or _is_name(self.tokenizer):
-            state.pop("_tokenizer", None)
-            state.pop("_loaded", None)
         return state
 
     # ------------------------------------------------------------------ loading
@@ -243,10 +295,7 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
             ) from exc
         if _is_name(self.model):
             check_pretrained_source(self.model, "model")
-            if self.device is not None:
-                device = torch.device(self.device)
-            else:
-                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            device = _named_device(torch, self.device)
             model = _load_pretrained(
                 "sequence-classification",
                 self.model,
@@ -264,12 +313,7 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
                     "model must be a hub name, a path or a loaded transformers model; got "
                     f"{type(model).__name__}."
                 )
-            if self.device is not None:
-                model = model.to(torch.device(self.device))
-            try:
-                device = next(model.parameters()).device
-            except (StopIteration, AttributeError):
-                device = torch.device("cpu")
+            model, device = _device_of(torch, model, self.device)
         model.eval()
         if self.tokenizer is None:
             source = os.fspath(self.model) if _is_name(self.model) else model.name_or_path
@@ -314,22 +358,6 @@ class HFTextClassifier(ClassifierMixin, BaseEstimator):
     def _max_length(self):
         limit = 512 if self.max_length is None else int(self.max_length)
         return _model_max_length(self._tokenizer, self._model, limit, self.max_length is None)
-
-    def fit(self, X=None, y=None):
-        """Load the model and tokenizer (no training).
-
-        Parameters
-        ----------
-        X, y : ignored
-            Accepted for compatibility with scikit-learn.
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        self._load()
-        return self
 
     @property
     def classes_(self):

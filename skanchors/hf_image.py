@@ -10,16 +10,22 @@ import os
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
 
 from ._images import check_images
-from .hf import _is_name, _load_pretrained, check_pretrained_source
+from .hf import (
+    _device_of,
+    _is_name,
+    _load_pretrained,
+    _named_device,
+    _Pretrained,
+    check_pretrained_source,
+)
 
 __all__ = ["HFImageClassifier"]
 
 
-class HFImageClassifier(ClassifierMixin, BaseEstimator):
+class HFImageClassifier(_Pretrained):
     """A Hugging Face image classifier as a scikit-learn classifier of numpy images.
 
     The model is pre-trained: ``fit`` only loads it, and the classifier is usable without
@@ -82,9 +88,6 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
         self.batch_size = batch_size
         self.device = device
 
-    def __sklearn_is_fitted__(self):
-        return True  # pre-trained: nothing to fit
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
@@ -92,24 +95,8 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
         tags.requires_fit = False
         return tags
 
-    def __sklearn_clone__(self):
-        clone = type(self)(**self.get_params(deep=False))
-        for name in ("_model", "_processor", "_classes", "_device", "_loaded", "_channels"):
-            if name in self.__dict__:
-                setattr(clone, name, self.__dict__[name])
-        return clone
-
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        if _is_name(self.model):
-            for name in ("_model", "_device", "_loaded"):
-                state.pop(name, None)
-        if (_is_name(self.model) and self.image_processor is None) or _is_name(
-            self.image_processor
-        ):
-            state.pop("_processor", None)
-            state.pop("_loaded", None)
-        return state
+    _preprocessor = ("image_processor", "_processor")
+    _kept = ("_model", "_processor", "_classes", "_device", "_loaded", "_channels")
 
     # ------------------------------------------------------------------ loading
     def _load(self):
@@ -131,10 +118,7 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
             ) from exc
         if _is_name(self.model):
             check_pretrained_source(self.model, "model")
-            if self.device is not None:
-                device = torch.device(self.device)
-            else:
-                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            device = _named_device(torch, self.device)
             model = _load_pretrained(
                 "image-classification",
                 self.model,
@@ -153,12 +137,7 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
                     f"or a torch.nn.Module; got {type(model).__name__}. A function of image "
                     "batches is explained as it is: pass it to the explainer directly."
                 )
-            if self.device is not None:
-                model = model.to(torch.device(self.device))
-            try:
-                device = next(model.parameters()).device
-            except StopIteration:
-                device = torch.device("cpu")
+            model, device = _device_of(torch, model, self.device)
         model.eval()
         config = getattr(model, "config", None)
         if self.image_processor is None:
@@ -196,17 +175,6 @@ class HFImageClassifier(ClassifierMixin, BaseEstimator):
         self._classes = classes
         self._channels = getattr(config, "num_channels", None) if config is not None else None
         self._loaded = key
-
-    def fit(self, X=None, y=None):
-        """Load the model and its image processor (no training).
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        self._load()
-        return self
 
     @property
     def classes_(self):
