@@ -41,6 +41,7 @@ from contextlib import contextmanager
 
 __all__ = [
     "Shared",
+    "cache_matches",
     "call_sharing",
     "new_cache",
     "register_cache",
