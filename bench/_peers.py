@@ -6,6 +6,7 @@ the benchmark's own draws of fresh perturbations to check any package's rule on.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import re
@@ -417,8 +418,7 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     dictionaries, as with ``SKANCHORS_NUMBA=0``."""
     from _common import with_sampler
 
-    from skanchors import AnchorExplainer, _cache, _stratified, _trees
-    from skanchors.samplers import _tabular_kernels as tabular_sampler
+    from skanchors import AnchorExplainer, _compiled
 
     # replaced rows unless a configuration says otherwise: the distribution alibi and the
     # authors' package search, which these reports compare against (not the default "auto")
@@ -439,28 +439,20 @@ def make_skanchors(data, model, beam_size, as_callable=False, seed=SEED, compile
     )
     if cache_size is not None:
         explainer._own_cache_size = cache_size
-    kernels = _trees._KERNELS, _cache._TABLE_KERNELS
-    if not compiled:
-        # read once, by fit (the trees; the cache's table): this explainer keeps to it
-        _trees._KERNELS = _cache._TABLE_KERNELS = False
-    try:
+    # (the trees and the cache's table are read by fit: this explainer keeps to them)
+    with contextlib.nullcontext() if compiled else _compiled.switched_off():
         fit_skanchors(explainer, data, model)
-    finally:
-        _trees._KERNELS, _cache._TABLE_KERNELS = kernels
-    if not compiled and explainer._cache.compiled:
+    cache = explainer._cache
+    if not compiled and cache is not None and cache.compiled:
         raise RuntimeError("the explainer without numba kept the compiled prediction table")
     fit_time = time.perf_counter() - t0
 
     def explain(row):
         if compiled:
             return explainer.explain(row.reshape(1, -1))[0]
-        # the search's kernels are looked up during the search: off for this call only
-        saved = tabular_sampler._BLOCK_KERNEL, _stratified._ARM_KERNEL
-        tabular_sampler._BLOCK_KERNEL = _stratified._ARM_KERNEL = False
-        try:
+        # the search's kernels are asked for during the search: off for this call only
+        with _compiled.switched_off():
             return explainer.explain(row.reshape(1, -1))[0]
-        finally:
-            tabular_sampler._BLOCK_KERNEL, _stratified._ARM_KERNEL = saved
 
     explain.explainer = explainer
     return explain, fit_time

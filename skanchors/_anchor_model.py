@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
+from . import _sharing
 from ._base import take_rows
-from ._cache import SampleCache
 from ._explain_rows import _Classification, _Regression
 from ._refit import reads_other_columns, refit_error
 from .discretizers import TreeDiscretizer
@@ -101,7 +101,8 @@ class _ModelTask:
         self.model_ = model
         if not regression:
             self.classes_ = self.model_.classes_
-        self._cache = SampleCache(self._cache_size())  # the old model's predictions and searches
+        # (the old model's predictions and searches are forgotten)
+        self._cache = _sharing.new_cache(self._cache_size())
 
     def _task(self):
         if isinstance(self.model_, RegressionModel):

@@ -32,22 +32,23 @@ def set_config(cache_size=None):
     Parameters
     ----------
     cache_size : int >= 0 or None, default=None
-        How many of the model's predictions on perturbations an
-        :class:`~skanchors.AnchorExplainer` keeps (default 250,000). Perturbations are drawn
-        from *streams*: the ``i``-th sample for a rule depends only on the rule's predicates
-        (``Age <= 37``, the same for every row in that bin), ``i`` and ``random_state``, so
-        the searches of different rows read the same samples; a fitted explainer keeps the
-        model's predictions on up to ``cache_size`` of them, and later searches, in the same
-        or later calls, reuse them without a model call. It also keeps what its searches
-        found (up to 10,000 of them) and gives a row whose predicates are another's in the
-        reference data's terms (the same bins and categories), anchoring the same class, the
-        earlier anchor without searching again; a document explained again gets its first
-        search's anchor. This only changes costs: the anchors are the same for any
-        ``cache_size`` (0 keeps nothing). Each kept prediction takes about 250 bytes with its
-        perturbation (Adult's 14 columns: the default then holds up to about 60 MB). An
-        explainer reads the setting when it fits and when it explains (a changed setting
-        starts a new, empty cache); the cache is not pickled, and a model refitted in place
-        starts a new one. ``None`` leaves the setting unchanged.
+        How many of the model's predictions on perturbations an :class:`~skanchors.AnchorExplainer`
+        keeps (default 250,000). Perturbations are drawn from *streams*: the ``i``-th sample for a
+        rule depends only on the rule's predicates (``Age <= 37``, the same for every row in that
+        bin), ``i`` and ``random_state``, so the searches of different rows read the same samples; a
+        fitted explainer keeps the model's predictions on up to ``cache_size`` of them, and later
+        searches, in the same or later calls, reuse them without a model call. It also keeps what
+        its searches found (up to 10,000 of them) and gives a row whose predicates are another's in
+        the reference data's terms (the same bins and categories), anchoring the same class, the
+        earlier anchor without searching again; a document explained again gets its first search's
+        anchor. This only changes costs: the anchors are the same for any ``cache_size`` (0 keeps
+        nothing). The cache is part of the optional speed layer (``skanchors._speed``, loaded by
+        ``import skanchors``; switched off inside ``skanchors._speed.disabled()``, where nothing is
+        kept either). Each kept prediction takes about 250 bytes with its perturbation (Adult's 14
+        columns: the default then holds up to about 60 MB). An explainer reads the setting when it
+        fits and when it explains (a changed setting starts a new, empty cache); the cache is not
+        pickled, and a model refitted in place starts a new one. ``None`` leaves the setting
+        unchanged.
 
     Examples
     --------

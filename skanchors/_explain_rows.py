@@ -1,8 +1,10 @@
 """Explaining rows: one chunk of rows, then one row, for :class:`~skanchors.AnchorExplainer`.
 
-The explainer's model task (a class to keep, or a prediction to stay near), the sharing of
-model calls among the searches of a chunk's rows, the keys under which a row's search is
-found again in the cache, and the :class:`~skanchors.Anchor` built from a search's result.
+The explainer's model task (a class to keep, or a prediction to stay near), the rows of a
+chunk explained one after the other or together (with the call-sharing runner of
+:mod:`skanchors._sharing`, where there is one), the keys under which a row's search is found
+again in the prediction cache, and the :class:`~skanchors.Anchor` built from a search's
+result.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ._batching import CallAccounts, _MergedModel, run_batched
-from ._cache import Shared
+from . import _sharing
 from ._explanation import Anchor, Step
 from ._search import beam_search, estimate
 
@@ -24,23 +25,19 @@ _N_EXAMPLES = 10
 def _explain_chunk(
     sampler, task, rows, targets, seeds, params, verbose, share=True, shared=None, positions=None
 ):
-    """Explain the rows of one chunk; with ``share``, their searches share model calls.
+    """Explain the rows of one chunk; with ``share``, their searches share model calls where a
+    call-sharing runner is registered (:func:`skanchors._sharing.call_sharing`), else they run
+    one after the other (the same anchors).
 
-    ``shared`` is ``(cache, seed)``: the perturbation streams and the prediction cache;
-    ``positions``: the rows' positions in the call's ``X`` (for ``verbose``). Searches that
-    share calls see the cache through :class:`~skanchors._batching.CallAccounts`, so that
-    each anchor's counts are those of the rows explained one after the other.
+    ``shared`` is ``(cache, seed, search parameters)``: the perturbation streams' seed and the
+    prediction cache (None: none); ``positions``: the rows' positions in the call's ``X`` (for
+    ``verbose``).
     """
-    together = share and len(rows) > 1
-    cache = None if shared is None else shared[0]
-    if together and cache is not None and cache.enabled:
-        cache = CallAccounts(cache)
 
-    def one(task, i):
+    def one(task, i, cache=None if shared is None else shared[0], merged=None):
         context = None
         if shared is not None:
-            merged = task.model if isinstance(task.model, _MergedModel) else None
-            context = Shared(cache, shared[1], task.namespace(targets[i]), merged)
+            context = _sharing.Shared(cache, shared[1], task.namespace(targets[i]), merged)
         search_params = shared[2] if shared is not None else None
         anchor = _explain_one(
             sampler, task, rows[i], targets[i], int(seeds[i]), params, context, search_params
@@ -52,15 +49,10 @@ def _explain_chunk(
             print(f"[skanchors] row {where}: {anchor} ({anchor.wall_time:.2f} s)", flush=True)
         return anchor
 
-    if not together:
+    runner = _sharing.call_sharing() if share and len(rows) > 1 else None
+    if runner is None:
         return [one(task, i) for i in range(len(rows))]
-    anchors = run_batched(task, one, len(rows))
-    if isinstance(cache, CallAccounts):
-        requests = [a.__dict__.pop("_requests", None) for a in anchors]
-        for anchor, asked, (calls, n_rows) in zip(anchors, requests, cache.attribute(requests)):
-            if asked is not None:  # (else its search counted its own calls and rows)
-                anchor.n_model_calls, anchor.n_rows_predicted = calls, n_rows
-    return anchors
+    return runner(task, None if shared is None else shared[0], one, len(rows))
 
 
 class _Classification:
@@ -121,10 +113,10 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
     start = time.perf_counter()
     instance = sampler.instance(row)
     # Rows whose predicates are the same in the reference data's terms go through the same
-    # search (see SampleCache.get_search): a later one gets the earlier one's anchor without
-    # searching again (Titanic: 140 distinct searches among its 268 test rows).
+    # search (see the prediction cache's get_search): a later one gets the earlier one's
+    # anchor without searching again.
     key = None
-    if shared is not None and shared.cache.enabled:
+    if shared is not None and shared.caching:
         key = _search_key(instance, shared.namespace, target, shared.seed, search_params)
         found = None if key is None else shared.cache.get_search(key)
         if found is not None:
@@ -141,9 +133,6 @@ def _explain_one(sampler, task, row, target, seed, params, shared=None, search_p
         other = _search_one(replaced, task, row, target, seed, params, shared, start)
         other.n_model_calls += anchor.n_model_calls
         other.n_rows_predicted += anchor.n_rows_predicted
-        first = anchor.__dict__.get("_requests")
-        if first is not None:  # (calls shared across rows: counted when all have ended)
-            other._requests = first + other.__dict__.get("_requests", [])
         anchor = other
     # (the modality's own anchor: images get their segmentation; others stay as they are)
     anchor = sampler.wrap_explanation(anchor, searched)
@@ -176,7 +165,7 @@ def _row_identity(row):
 
 
 def _search_key(instance, namespace, target, seed, search_params):
-    """The key of the cache of searches (``SampleCache.get_search``) for one row's search,
+    """The key of the kept searches (the prediction cache's ``get_search``) for one row's search,
     or None when it has none (a bandit of the user's own, an instance that says none)."""
     row_key = instance.search_key()
     if row_key is None or search_params is None:
@@ -192,7 +181,6 @@ def _reuse(anchor, row, start):
     out.examples_hold = _copy_rows(anchor.examples_hold)
     out.examples_fail = _copy_rows(anchor.examples_fail)
     out.instance = row
-    out.__dict__.pop("_requests", None)
     if start is not None:
         out.n_model_calls = 0
         out.n_rows_predicted = 0
@@ -212,12 +200,6 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
     predict, label = task.labeler(target)
     result = beam_search(instance, predict, label, rng=rng, shared=shared, **params)
     store = result.store
-    accounts = None if shared is None else shared.cache
-    # Only a search whose predictions went through the cache (streams, reference rows) has
-    # requests to attribute; a text search predicts its own rows, counted as it went.
-    requests = None
-    if isinstance(accounts, CallAccounts) and store.shared is not None:
-        requests = accounts.close(store)
     # the bounds at the level the search validated at, so that is_anchor reads off them
     beta = result.beta
     counts, precisions, lb, ub = estimate(store, result.order, beta)
@@ -259,6 +241,4 @@ def _search_one(instance, task, row, target, seed, params, shared, start):
         instance=row,
         perturbation=instance.perturbation,
     )
-    if requests is not None:
-        anchor._requests = requests  # counted by _explain_chunk once every search has ended
     return anchor

@@ -2,15 +2,18 @@
 of a row of integer keys, and the size of a stream block.
 
 A neutral module, so that the samplers (which hash the perturbations they generate) and the
-cache of predictions (:mod:`skanchors._cache`, which keys predictions by those hashes) agree on
-both without the samplers importing the cache.
+cache of predictions (:mod:`skanchors._speed.cache`, which keys predictions by those hashes)
+agree on both without the samplers importing the cache; and :func:`lookup`, which reads a
+dictionary of predictions by hash.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-__all__ = ["STREAM_BLOCK", "hash_multipliers", "row_hash"]
+__all__ = ["STREAM_BLOCK", "hash_multipliers", "lookup", "row_hash"]
 
 # Stream positions are generated in blocks of this many samples (one generator per block).
 STREAM_BLOCK = 128
@@ -46,3 +49,9 @@ def hash_multipliers(width):
         gen = np.random.default_rng([0x5CA1AB1E, width])
         mult = _HASH_MULT[width] = gen.integers(1, 2**63, size=width, dtype=np.uint64) | 1
     return mult
+
+
+def lookup(table, hashes):
+    """``table[h]`` for each of the uint64 ``hashes`` (-1 where missing), as an int64 array."""
+    keys = hashes.tolist()
+    return np.fromiter(map(table.get, keys, itertools.repeat(-1)), np.int64, len(keys))

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse
 
 from ._arms import Arms, ArmsCapabilities
-from ._cache import lookup
+from ._hashing import lookup
 from ._stratified import StratifiedArms
 from ._wide import ExtensionCounts, PackedMasks
 
@@ -48,8 +48,9 @@ class _Predictions:
     """The model's predictions for one search: each distinct row predicted once, and counted.
 
     ``predict`` maps model input to class indices (one model call); ``target`` is the class
-    whose precision is measured; ``shared`` (:class:`skanchors._cache.Shared` or None) sends
-    predictions through the explainer's cache, for the searches of other rows.
+    whose precision is measured; ``shared`` (:class:`skanchors._sharing.Shared` or None) sends
+    predictions through the explainer's prediction cache, if it has one, for the searches of
+    other rows.
     """
 
     draws_reference_rows = False
@@ -74,10 +75,10 @@ class _Predictions:
         ``hashes`` are the rows' ``instance.hash_rows`` when already known. ``blocks``
         (stream reads with an enabled shared cache): ``(key, lo, hi)`` segments of stream
         blocks that tile the rows: rows whose block's labels the cache already knows
-        (:meth:`~skanchors._cache.SampleCache.label_memo`) skip the hash lookups. Only the
-        dictionary cache reads them; the compiled table (numba) is cheaper per row than they.
+        (the cache's ``label_memo``) skip the hash lookups. Only the dictionary cache reads
+        them; the compiled table (numba) is cheaper per row than they.
         """
-        shared = self.shared is not None and self.shared.cache.enabled
+        shared = self.shared is not None and self.shared.caching
         if blocks is not None and shared and not self.shared.cache.compiled:
             return self._label_memo(keys, hashes, blocks)
         if hashes is None:
@@ -89,7 +90,7 @@ class _Predictions:
         cache = self._cache
         labels = lookup(cache, uniq)
         todo = np.flatnonzero(labels < 0)
-        if todo.size and self.shared is not None:
+        if todo.size and self.shared is not None and self.shared.cache is not None:
             labels[todo] = self._label_shared(keys[first[todo]], uniq[todo])
         elif todo.size:
             labels[todo] = self._call(keys[first[todo]])
@@ -172,10 +173,11 @@ class SampleStore(_Predictions):
     target : int
         Class index whose precision is measured.
     rng : numpy.random.Generator
-    shared : skanchors._cache.Shared or None
+    shared : skanchors._sharing.Shared or None
         When given and the instance offers streams (``capabilities.streams``), samples are read
         from the instance's streams instead of drawn with ``rng``, and predictions go
-        through the shared cache, so searches of other rows reuse them.
+        through the prediction cache (where there is one), so searches of other rows reuse
+        them.
     """
 
     def __init__(self, instance, predict, target, rng, shared=None):

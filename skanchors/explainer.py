@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _sharing
 from ._anchor_model import _ModelTask
 from ._anchor_sampling import _AnchorSampling
 from ._bandit import KLLUCB, BatchSAR, make_bandit
@@ -26,7 +27,6 @@ from ._base import (
     outside_stacklevel,
     row_seed,
 )
-from ._cache import SampleCache
 from ._config import check_cache_size, get_config
 from ._explain_rows import _explain_chunk, _plain, _reuse, _row_identity, _search_key
 from ._moved import carry, hide_moved, refuse_unknown, warn_moved
@@ -165,9 +165,10 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
     verbose : int, default=0
         Print one line per explained row when positive.
 
-    The explainer keeps the model's predictions on perturbations, and the anchors its
-    searches found, for later searches: :func:`skanchors.set_config` (``cache_size``) bounds
-    that cache. The held-out score that model selection maximises is :func:`anchor_scorer`'s.
+    With the speed layer (loaded by ``import skanchors``), the explainer keeps the model's
+    predictions on perturbations, and the anchors its searches found, for later searches:
+    :func:`skanchors.set_config` (``cache_size``) bounds that cache, which changes costs,
+    never anchors. The held-out score that model selection maximises is :func:`anchor_scorer`'s.
     The keyword arguments ``discretizer``, ``categorical_features``, ``perturbation``,
     ``bounds`` (now the sampler's), ``score_rows``, ``score_threshold``, ``score_tolerance``
     (now :func:`anchor_scorer`'s) and ``cache_size`` (now :func:`skanchors.set_config`'s) are
@@ -365,9 +366,10 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             self._learn_classes(X)
         self._hash_by_splits()
         # Streams of perturbations are seeded once per fit, and the model's predictions on
-        # them are kept for every later search (see skanchors._cache).
+        # them are kept for every later search, where there is a prediction cache (see
+        # skanchors._sharing).
         self._seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        self._cache = SampleCache(self._cache_size())
+        self._cache = _sharing.new_cache(self._cache_size())
         if self.sampler_.capabilities.stratified:
             # tables: numba's one-time start of the stratified arms' kernels (compiling them,
             # or loading its cached code) belongs to fit, not to the first explanation
@@ -424,13 +426,15 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             batch_size=min(self._batch_size(), _MAX_VALIDATION_SAMPLES),
             bandit=make_bandit(self.bandit),
         )
-        if self._cache.max_size != self._cache_size():  # set_config after fit
-            self._cache = SampleCache(self._cache_size())
-        shared = (self._cache, base, self._search_params())
+        if not _sharing.cache_matches(self._cache, self._cache_size()):
+            # set_config after fit, or the speed layer switched on or off since
+            self._cache = _sharing.new_cache(self._cache_size())
+        cache = self._cache
+        shared = (cache, base, self._search_params())
         n_jobs = self.n_jobs
         found, copies = {}, {}
         parallel = not (n_jobs is None or n_jobs == 1 or len(rows) == 1)
-        if not parallel and not (share and len(rows) > 1 and self._cache.enabled):
+        if not parallel and not (share and len(rows) > 1 and cache is not None):
             chunks = [list(range(len(rows)))]  # one search after the other: the cache reuses
         else:
             # Searches that run at the same time (in workers, or in threads that share model
@@ -442,14 +446,14 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
             task, first = self._task(), {}
             for i, (r, t) in enumerate(zip(rows, targets)):
                 key = None
-                if self._cache.enabled and shared[2] is not None:
+                if cache is not None and shared[2] is not None:
                     instance = self.sampler_.instance(r)
                     key = _search_key(instance, task.namespace(t), t, base, shared[2])
-                hit = None if key is None else self._cache.get_search(key)
+                hit = None if key is None else cache.get_search(key)
                 if hit is not None:
                     found[i] = hit
                     continue
-                if key is None and parallel and self._cache.enabled:
+                if key is None and parallel and cache is not None:
                     key = _row_identity(r)
                     key = None if key is None else (key, _plain(t))
                 if key is None:
@@ -493,8 +497,8 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
                 # What a joblib worker's search found comes back to this explainer's cache
                 # (the worker's copy of it ends with the call).
                 key = anchor.__dict__.pop("_search_key", None)
-                if key is not None and self._cache.get_search(key) is None:
-                    self._cache.put_search(key, _reuse(anchor, None, None))
+                if key is not None and cache is not None and cache.get_search(key) is None:
+                    cache.put_search(key, _reuse(anchor, None, None))
         task = self._task()
         answered = [(i, hit) for i, hit in found.items()]
         answered += [(i, anchors[j]) for i, j in copies.items()]
@@ -542,7 +546,7 @@ class AnchorExplainer(_ModelTask, _AnchorSampling, BaseExplainer):
 
     def _search_params(self):
         """The parameters a search depends on, hashable, for the cache of searches (see
-        ``SampleCache.get_search``); None with a bandit of the user's own, which may keep
+        the prediction cache's ``get_search``); None with a bandit of the user's own, which may keep
         state or draw random numbers between searches."""
         bandit = self.bandit
         if isinstance(bandit, str):

@@ -1,4 +1,4 @@
-"""Perturbation streams and the shared prediction cache (skanchors._cache)."""
+"""Perturbation streams and the speed layer's prediction cache (skanchors._speed.cache)."""
 
 import threading
 
@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from skanchors import config_context
-from skanchors._cache import STREAM_BLOCK, SampleCache
+from skanchors._hashing import STREAM_BLOCK
+from skanchors._speed.cache import SampleCache
 from skanchors.samplers import TabularSampler
 
 
@@ -400,7 +401,7 @@ def test_an_anchor_s_counts_do_not_depend_on_sharing_or_turns(titanic, numba, mo
 
     if not numba:
         monkeypatch.setattr(SampleCache, "compiled", property(lambda self: False))
-        monkeypatch.setattr("skanchors._cache._table_kernels", lambda: None)
+        monkeypatch.setattr("skanchors._speed.cache._table_kernels", lambda: None)
     X, forest = titanic
     rows = X.iloc[:10]
     runs = []

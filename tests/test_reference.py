@@ -9,9 +9,10 @@ import pytest
 from tabular_planted import COLOURS, PlantedModel, SlowPlantedModel, _content, planted_data, row
 
 from skanchors import AnchorExplainer, NoAnchorWarning, config_context
-from skanchors._cache import SampleCache, Shared
 from skanchors._explanation import Anchor
 from skanchors._search import ReferenceArms, ReferenceStore
+from skanchors._sharing import Shared
+from skanchors._speed.cache import SampleCache
 from skanchors.discretizers import EdgesDiscretizer
 from skanchors.samplers import TabularSampler
 

@@ -392,7 +392,9 @@ def test_a_streamed_search_keeps_places_in_streams_and_finds_its_examples_again(
 def test_a_streamed_product_distribution_counts_subsets_from_its_holds():
     # A custom instance with streams, exact_reuse and holds_of (all optional members): the
     # store keeps no keys for streamed samples, so it keeps which predicates they satisfy.
-    from skanchors._cache import SampleCache, Shared, row_hash
+    from skanchors._hashing import row_hash
+    from skanchors._sharing import Shared
+    from skanchors._speed.cache import SampleCache
     from skanchors.samplers import Capabilities, InstanceSampler
 
     class Toy(InstanceSampler):

@@ -62,23 +62,22 @@ Optional members, used only when :class:`Capabilities` says so
     :class:`skanchors._stratified.StratifiedArms` (a sample counts for the candidates whose
     stratum it is an exact draw of). Excludes ``exact_reuse``.
 ``streams``: ``stream_windows(requests, seed, cache, return_holds)`` and ``stream_namespace``
-    Samplers whose ``D(z | A)`` depends on the predicates of ``A`` and not on the instance
-    (tabular) offer streams: sample ``i`` of a predicate set depends on the seed, the set and
-    ``i`` only. Searches of different rows then read the same samples and share their
-    predictions through the explainer's cache (:class:`skanchors._cache.SampleCache`),
-    without changing any result. ``requests`` lists ``(anchor, start, stop)`` windows of
-    streams, all read at once (one bandit step's draws); ``cache`` is the explainer's cache,
-    from which the sampler reads and to which it gives the stream blocks it generates
-    (``get_block``, ``put_block``, ``enabled``, ``compiled``), or None for no cache. The
-    answer is ``(keys, holds, native, hashes, blocks)`` over all windows: ``hashes`` are the
-    :meth:`hash_rows` of the keys, computed once per stream block rather than once per
-    search; with ``return_holds=False`` the holds matrix is None; ``blocks`` are ``(key,
-    lo, hi)`` segments, one per stream block read (rows ``lo:hi`` of the block ``key``), by
-    which the cache keeps the labels of the rows of each block
-    (:meth:`~skanchors._cache.SampleCache.label_memo`), or None. ``stream_namespace`` names
-    the streams (samples of equal namespaces, sets and positions are equal). A store keeps
-    a streamed sample as its place in its stream, and reads the keys of the examples again
-    from the streams when the search ends.
+    Samplers whose ``D(z | A)`` depends on the predicates of ``A`` and not on the instance (tabular)
+    offer streams: sample ``i`` of a predicate set depends on the seed, the set and ``i`` only.
+    Searches of different rows then read the same samples and share their predictions through the
+    explainer's prediction cache, where it has one (see :mod:`skanchors._sharing`), without changing
+    any result; the streams themselves are the sampler's (they define its draws), not the cache's.
+    ``requests`` lists ``(anchor, start, stop)`` windows of streams, all read at once (one bandit
+    step's draws); ``cache`` is the explainer's cache, from which the sampler reads and to which it
+    gives the stream blocks it generates (``get_block``, ``put_block``, ``enabled``, ``compiled``),
+    or None for no cache. The answer is ``(keys, holds, native, hashes, blocks)`` over all windows:
+    ``hashes`` are the :meth:`hash_rows` of the keys, computed once per stream block rather than
+    once per search; with ``return_holds=False`` the holds matrix is None; ``blocks`` are ``(key,
+    lo, hi)`` segments, one per stream block read (rows ``lo:hi`` of the block ``key``), by which
+    the cache keeps the labels of the rows of each block (the cache's ``label_memo``), or None.
+    ``stream_namespace`` names the streams (samples of equal namespaces, sets and positions are
+    equal). A store keeps a streamed sample as its place in its stream, and reads the keys of the
+    examples again from the streams when the search ends.
 ``stream_base_rows``: ``stream_windows(..., return_base=True)`` and ``native_of(base, columns)``
     The base rows (indices) in place of ``native``, and the native values of base rows (the
     cells ``[base, columns]`` with ``columns``): the store then keeps one integer per

@@ -58,7 +58,8 @@ class TabularInstance(InstanceSampler):
     (:meth:`stream_samples`): sample ``i`` of the stream of ``D(z | A)`` depends on a seed,
     the predicates of ``A`` in the reference data's terms (``age <= 37`` is the same predicate
     for every row in that bin) and ``i`` only, so searches of different rows read the same
-    samples and share their predictions (:mod:`skanchors._cache`).
+    samples and, where the explainer has a prediction cache, share their predictions (see
+    :mod:`skanchors._sharing`).
     """
 
     def __init__(self, parent, data, perturbation="replace"):
@@ -383,7 +384,7 @@ class TabularInstance(InstanceSampler):
 
         Block ``b`` of a stream (:data:`~skanchors._hashing.STREAM_BLOCK` samples) is drawn
         from counter-based random numbers keyed by ``(seed, stream key, b)`` and kept in
-        ``cache`` (the explainer's :class:`~skanchors._cache.SampleCache`, or None) with its
+        ``cache`` (the explainer's prediction cache, or None) with its
         codes and their :func:`~skanchors._hashing.row_hash` (which ``return_hashes``
         adds as a fourth array): searches of other rows reading the block do not compute them
         again. ``return_holds=False`` skips the holds matrix (None in its place).
@@ -403,7 +404,7 @@ class TabularInstance(InstanceSampler):
         ``native``, which is their :meth:`native_of`); ``blocks`` lists ``(key, lo, hi)``,
         one per block read, in order: rows ``lo:hi`` of the block ``key`` (by which the
         cache keeps the labels of the block's rows). The blocks missing from ``cache`` (the
-        explainer's :class:`~skanchors._cache.SampleCache`, given by the search; None: no
+        explainer's prediction cache, given by the search; None: no
         cache) are generated together, in one pass of array operations whatever their
         number (:meth:`_make_blocks`).
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import GradientBoostingClassifier
 
-from skanchors import AnchorExplainer, _compiled
-from skanchors import _cache as cache
+from skanchors import AnchorExplainer, _compiled, _sharing
 from skanchors import _stratified as stratified
 from skanchors._search import SampleStore, StratifiedArms
+from skanchors._speed import cache
 from skanchors.samplers import _tabular_kernels as tabular
 from skanchors.samplers.tabular import TabularSampler
 
@@ -209,7 +209,7 @@ def _counted_arms(monkeypatch, compiled, seed, streamed=False):
 
     monkeypatch.setenv("SKANCHORS_NUMBA", "1" if compiled else "0")
     if streamed:
-        shared = cache.Shared(cache.SampleCache(0), seed, 1)
+        shared = _sharing.Shared(cache.SampleCache(0), seed, 1)
         store = SampleStore(instance, predict, 1, None, shared)
         assert store.native is None and store.base is not None
     else:

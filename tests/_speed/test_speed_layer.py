@@ -1,6 +1,7 @@
 """The speed layer (:mod:`skanchors._speed`) as a layer: it plugs into the model adapters
-through their registry, the adapters do not import it, and switched off it changes nothing
-but the time: the same anchors, to the last bit."""
+through their registry and into the explainer through :mod:`skanchors._sharing` (the
+prediction cache, the call sharing), the core does not import it, and switched off it changes
+nothing but the time and the counts of model calls: the same anchors, to the last bit."""
 
 import ast
 import pathlib
@@ -20,9 +21,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 import skanchors
-from skanchors import AnchorExplainer, _speed, models
+from skanchors import AnchorExplainer, _sharing, _speed, models
 from skanchors._speed.pipeline import _PipelineProba
-from skanchors.datasets import load_titanic, make_bike_sharing
+from skanchors.datasets import load_movie_reviews, load_titanic, make_bike_sharing
+from skanchors.samplers import TabularSampler
 
 pytestmark = pytest.mark.filterwarnings("ignore:Row .*no rule reached")
 
@@ -53,12 +55,14 @@ REGRESSORS = {
 
 
 def _anchors(model, X, rows):
-    """Every anchor's ``to_dict`` but its wall time, and the explainer's model wrapper."""
+    """Every anchor's ``to_dict`` but its wall time and its counts of model calls and rows
+    (which the prediction cache changes), and the explainer's model wrapper."""
     explainer = AnchorExplainer(model, random_state=0).fit(X)
     out = []
     for anchor in explainer.explain(rows):
         found = anchor.to_dict()
-        del found["wall_time"]
+        for name in ("wall_time", "n_model_calls", "n_rows_predicted"):
+            del found[name]
         out.append(found)
     return out, explainer.model_._fn
 
@@ -190,3 +194,126 @@ def test_the_model_adapters_do_not_import_the_speed_layer():
                     alias.name.split(".")[1] for alias in node.names if "." in alias.name
                 )
         assert not imported & speed, (core, imported & speed)
+
+
+# --------------------------------------------- the prediction cache and the call sharing
+def _plain_anchors(explainer, rows):
+    """Every anchor's ``to_dict`` but its wall time and its counts of model calls and rows
+    (which the cache and the sharing change), and the total of model calls."""
+    out, calls = [], 0
+    for anchor in explainer.explain(rows):
+        found = anchor.to_dict()
+        calls += found.pop("n_model_calls")
+        for name in ("wall_time", "n_rows_predicted"):
+            del found[name]
+        out.append(found)
+    return out, calls
+
+
+class _Slow:
+    """A model whose one-row call is slow enough that explain shares calls across rows."""
+
+    def __init__(self, model):
+        self.model = model
+        self.classes_ = model.classes_
+        self.calls = 0
+
+    def predict_proba(self, X):
+        import time
+
+        time.sleep(0.003)
+        self.calls += 1
+        return self.model.predict_proba(X)
+
+
+@pytest.fixture(scope="module")
+def titanic_mixed():
+    X, y = load_titanic(return_X_y=True)
+    return X.fillna({"Age": X["Age"].median()}), y
+
+
+@pytest.mark.parametrize("kind", ["forest", "boosting"])
+def test_the_benchmark_rows_get_the_same_anchors_without_cache_or_call_sharing(titanic_mixed, kind):
+    # Titanic with its categorical columns, a forest or a boosting model behind one-hot
+    # encoding, the default and the replace perturbation; rows repeated (kept searches) and
+    # a model slow enough that the rows share calls: the layer's cache and runner are used
+    # on, neither off, and the anchors are the same to the last bit.
+    X, y = titanic_mixed
+    categorical = X.select_dtypes(exclude="number").columns.tolist()
+    model = make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), categorical), remainder="passthrough"
+        ),
+        CLASSIFIERS[kind](),
+    ).fit(X[:500], y[:500])
+    rows = X.iloc[[600, 601, 602, 603, 600]]
+    runs = {}
+    for layer in ("on", "off"):
+        with _speed.disabled() if layer == "off" else _nothing():
+            found = []
+            for sampler in (None, TabularSampler(perturbation="replace")):
+                slow = _Slow(model)
+                explainer = AnchorExplainer(slow, sampler=sampler, random_state=0).fit(X[:500])
+                if layer == "on":
+                    assert explainer._cache is not None and _sharing.call_sharing()
+                else:
+                    assert explainer._cache is None and _sharing.call_sharing() is None
+                anchors, calls = _plain_anchors(explainer, rows)
+                if layer == "on":  # the cache kept the repeated row's search
+                    assert explainer._cache.has_searches() and len(explainer._cache) > 0
+                found.append((anchors, calls))
+            runs[layer] = found
+    assert [a for a, _ in runs["on"]] == [a for a, _ in runs["off"]]
+    assert all(anchor["predicates"] for anchors, _ in runs["on"] for anchor in anchors)
+    # the layer saves model calls (shared calls, kept predictions and searches)
+    assert all(on < off for (_, on), (_, off) in zip(runs["on"], runs["off"]))
+
+
+def test_a_text_model_gets_the_same_anchors_without_cache_or_call_sharing():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    texts, labels = load_movie_reviews(return_X_y=True)
+    texts, labels = list(texts[::20]), np.asarray(labels[::20])
+    model = make_pipeline(TfidfVectorizer(), LogisticRegression(max_iter=1000))
+    model.fit(texts, labels)
+    short = [t for t in texts if 6 <= len(t.split()) <= 10][:3]
+    found = {}
+    for layer in ("on", "off"):
+        with _speed.disabled() if layer == "off" else _nothing():
+            explainer = AnchorExplainer(_Slow(model), random_state=0).fit(texts)
+            found[layer] = _plain_anchors(explainer, short + short[:1])[0]
+    assert found["on"] == found["off"]
+    assert found["on"][0] == found["on"][3]  # (the repeated sentence)
+    assert any(anchor["predicates"] for anchor in found["on"])
+
+
+def test_the_sharing_switch_is_read_at_explain():
+    X, y = load_titanic(return_X_y=True)
+    X = X.select_dtypes("number").fillna(0.0)
+    explainer = AnchorExplainer(CLASSIFIERS["boosting"]().fit(X[:300], y[:300]), random_state=0)
+    explainer.fit(X[:300])
+    cache = explainer._cache
+    assert cache is not None
+    with _speed.disabled():
+        off = _plain_anchors(explainer, X.iloc[[400, 401]])[0]
+        assert explainer._cache is None
+    on = _plain_anchors(explainer, X.iloc[[400, 401]])[0]
+    assert explainer._cache is not None and explainer._cache is not cache  # a new one
+    assert on == off
+
+
+def test_sharing_registrations_are_checked():
+    with pytest.raises(ValueError, match="factory must be callable"):
+        _sharing.register_cache(None)
+    with pytest.raises(ValueError, match="runner must be callable"):
+        _sharing.register_call_sharing(3)
+    assert _sharing.new_cache(0) is None  # (cache_size=0 keeps nothing: no cache)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        return False

@@ -7,7 +7,7 @@ twin):
 
 - :mod:`.arms`: the stratified arms' counts, bounds, extreme bounds and estimates
   (:class:`skanchors._stratified.StratifiedArms`, :func:`skanchors._bounds.stratified_bound`);
-- :mod:`.table`: the prediction cache's hash table (:class:`skanchors._cache.SampleCache`);
+- :mod:`.table`: the prediction cache's hash table (:class:`skanchors._speed.cache.SampleCache`);
 - :mod:`.blocks`: the tabular sampler's stream blocks, windows and rule coverage
   (:mod:`skanchors.samplers._tabular_instance`);
 - :mod:`.trees`: a forest's and gradient boosting's traversal (:mod:`skanchors._trees`,
@@ -54,7 +54,7 @@ def _warm_arms(module):
 
 
 def _warm_table(module):
-    from ..._cache import _Table
+    from ..cache import _Table
 
     table = _Table(module, 4)
     hashes = np.array([0, 5, 0], dtype=np.uint64)
@@ -107,7 +107,7 @@ KERNELS = {
     "precision_estimates": ("arms", "precision_estimates", _warm_arms,
                             "skanchors._stratified.StratifiedArms.precision_estimates"),
     "prediction_table": ("table", None, _warm_table,
-                         "the dictionaries of skanchors._cache.SampleCache"),
+                         "the dictionaries of skanchors._speed.cache.SampleCache"),
     "forest_sums": ("trees", "forest_sums", _warm_trees,
                     "scikit-learn's forest traversal (skanchors._speed.forest)"),
     "forest_labels": ("trees", "forest_labels", _warm_trees,

@@ -52,7 +52,7 @@ def make_blocks(seeds, n, n_ref, pair_block, pair_feature, pair_preds, slots, po
     a uniform position of ``pool_rows[slots[p, 0]:slots[p, 0] + slots[p, 1]]``. ``codes``:
     the reference rows' value codes; ``hash_codes``: what the rows are hashed by (the value
     codes, or the intervals of a tree model's splits they fall in); ``mult``:
-    :func:`skanchors._cache.row_hash`'s multipliers.
+    :func:`skanchors._hashing.row_hash`'s multipliers.
     """
     n_blocks = seeds.shape[0]
     n_feat = codes.shape[1]

@@ -1,4 +1,4 @@
-"""The compiled prediction table of :class:`skanchors._cache.SampleCache`, the twin of its
+"""The compiled prediction table of :class:`skanchors._speed.cache.SampleCache`, the twin of its
 dictionaries (registered in :mod:`skanchors._speed.kernels`; see :mod:`skanchors._compiled`).
 
 An open-addressing hash table of 64-bit row hashes: ``keys`` (0 marks an empty slot; a row

@@ -1,21 +1,16 @@
-"""Perturbations and model predictions shared by the searches of one fitted explainer.
+"""The prediction cache: perturbations and model predictions shared by the searches of one
+fitted explainer (part of the speed layer; the core asks for it through
+:mod:`skanchors._sharing`).
 
 A tabular perturbation of ``D(z | A)`` depends on the predicates of ``A`` only, not on the row
-being explained: two rows with ``Sex = female`` in their candidate rules need the same kind of
-samples for it. The samplers therefore draw from *streams*: sample ``i`` of the stream of a
-predicate set is generated from a seed made of the explainer's seed, the predicate set and
-``i`` alone. Every search reads a stream from its start, so what a search sees never depends
-on which other rows are explained, in which order, in which process or with which ``n_jobs``;
-a row gets the same anchor alone or in a batch. Each search still sees an i.i.d. sequence of
-draws of ``D(z | A)``, so every statistical statement about one anchor holds as before (anchors
-of different rows that share predicates are now correlated, as they would be with one big
-sample).
-
-:class:`SampleCache` is what makes streams pay: the model's prediction of every perturbation
-is kept (keyed by a 64-bit hash of the perturbation) and a later search reading the same
-stream positions gets them without a model call. The cache only changes costs, never results,
-as long as the model does not change; it belongs to the fitted explainer, and ``fit`` starts a
-new one.
+being explained, and the tabular sampler draws it from a *stream* (see
+:mod:`skanchors._sharing`): sample ``i`` of the stream of a predicate set depends on the
+explainer's seed, the set and ``i`` alone. :class:`SampleCache` is what makes streams pay: the
+model's prediction of every perturbation is kept (keyed by a 64-bit hash of the perturbation)
+and a later search reading the same stream positions gets them without a model call; so are
+the stream blocks drawn, and whole searches (a later row whose search would be the same gets
+its anchor). The cache only changes costs, never results, as long as the model does not
+change; it belongs to the fitted explainer, and ``fit`` starts a new one.
 """
 
 from __future__ import annotations
@@ -25,22 +20,16 @@ import threading
 
 import numpy as np
 
-from . import _compiled
-from ._hashing import STREAM_BLOCK, hash_multipliers, row_hash  # noqa: F401 (re-exported)
+from .. import _compiled
+from .._hashing import STREAM_BLOCK, lookup
 
-__all__ = ["SampleCache", "STREAM_BLOCK", "lookup", "row_hash"]
+__all__ = ["SampleCache"]
 
 # At most this many searches' results are kept (see SampleCache.get_search); when full the
 # cache of searches starts over.
 _MAX_SEARCHES = 10_000
 
 _IN_FLIGHT = -2  # the compiled table's IN_FLIGHT (skanchors._speed.kernels.table)
-
-
-def lookup(table, hashes):
-    """``table[h]`` for each of the uint64 ``hashes`` (-1 where missing), as an int64 array."""
-    keys = hashes.tolist()
-    return np.fromiter(map(table.get, keys, itertools.repeat(-1)), np.int64, len(keys))
 
 
 def _table_kernels():
@@ -351,7 +340,7 @@ class SampleCache:
         started over since then, the wait ends, with -1 for the labels not known (the caller
         predicts those itself): the labels it waited for may have been forgotten and the rows
         claimed again by a search that is waiting for the caller, in a merged model call
-        (``skanchors._batching``), which would never come.
+        (:mod:`skanchors._speed.batching`), which would never come.
         """
         with self._cond:
             while self._kernels is not None and self.enabled:
@@ -380,28 +369,3 @@ class SampleCache:
                     # missing ones itself.
                     return out
                 self._cond.wait()
-
-
-class Shared:
-    """What one search needs to read streams and share predictions.
-
-    Parameters
-    ----------
-    cache : SampleCache
-    seed : int
-        The explainer's stream seed (from ``random_state``).
-    namespace : hashable
-        Which predictions are interchangeable: the model's class (classification) or "within
-        tolerance of this target" (regression).
-    merged : skanchors._batching._MergedModel or None
-        The call-merging model the search's model calls go through
-        (:func:`skanchors._batching.run_batched`), if any: a search whose samples are all
-        being predicted by others must still take part in the merged call, and gives up its
-        turn while it waits for them.
-    """
-
-    def __init__(self, cache, seed, namespace, merged=None):
-        self.cache = cache
-        self.seed = int(seed)
-        self.namespace = namespace
-        self.merged = merged

@@ -1,4 +1,5 @@
-"""Searches of several rows that share their model calls.
+"""Searches of several rows that share their model calls (part of the speed layer; the core
+asks for it through :mod:`skanchors._sharing`).
 
 An anchor search is a loop of small model calls (one per bandit round). A model with a high
 cost per call (a random forest predicts tree by tree; a transformer runs a forward pass) then
@@ -8,6 +9,7 @@ predictions, on the concatenation of all their rows, and each search gets its ow
 Each search still draws from its own generator and sees exactly the predictions it would see
 alone, so the anchors do not change; only the number of model calls does. Each anchor's
 counts are those of the rows explained one after the other (:class:`CallAccounts`).
+:func:`run_shared` is what the layer registers (:func:`skanchors._sharing.call_sharing`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ import threading
 
 import numpy as np
 
-from ._base import concat_rows
+from .._base import concat_rows
 
-__all__ = ["CallAccounts", "run_batched"]
+__all__ = ["CallAccounts", "run_batched", "run_shared"]
 
 
 class _MergedModel:
@@ -100,13 +102,14 @@ class _MergedModel:
         self._cond.notify_all()
 
 
-def run_batched(task, explain_one, n_rows, max_threads=64):
+def run_batched(task, explain_one, n_rows, max_threads=64, starting=None):
     """``[explain_one(merged_task, i) for i in range(n_rows)]`` with merged model calls.
 
     ``task`` holds the model in its ``model`` attribute; ``explain_one`` gets a copy of it
     whose model merges the calls of the concurrent searches. At most ``max_threads`` searches
-    run at once; each thread explains rows until none is left. An exception in a search (or
-    the model) is raised here once every thread has stopped.
+    run at once; each thread explains rows until none is left (``starting(i)``, if given, is
+    called in the thread before row ``i``). An exception in a search (or the model) is raised
+    here once every thread has stopped.
     """
     n_threads = max(1, min(n_rows, max_threads))
     # Every thread counts as running from the start, so no call is made before all have asked.
@@ -125,6 +128,8 @@ def run_batched(task, explain_one, n_rows, max_threads=64):
                     i = next(rows, None)
                 if i is None:
                     return
+                if starting is not None:
+                    starting(i)
                 results[i] = explain_one(merged_task, i)
         except BaseException as exc:
             errors.append(exc)
@@ -141,19 +146,46 @@ def run_batched(task, explain_one, n_rows, max_threads=64):
     return results
 
 
+def run_shared(task, cache, explain_one, n_rows, max_threads=64):
+    """``[explain_one(merged_task, i, view, merged) for i in range(n_rows)]``: the rows'
+    searches run together (:func:`run_batched`) and merge their model calls; the runner the
+    layer registers with :func:`skanchors._sharing.register_call_sharing`.
+
+    ``cache`` is the explainer's prediction cache (or None); the searches see it through
+    :class:`CallAccounts` (``view``), and each anchor's ``n_model_calls`` and
+    ``n_rows_predicted`` are then those of the rows explained one after the other. ``merged``
+    is the model that merges the calls (``merged_task.model``).
+    """
+    view = cache
+    if cache is not None and cache.enabled:
+        view = CallAccounts(cache)
+
+    def one(merged_task, i):
+        return explain_one(merged_task, i, view, merged_task.model)
+
+    starting = view.starting if isinstance(view, CallAccounts) else None
+    anchors = run_batched(task, one, n_rows, max_threads, starting)
+    if isinstance(view, CallAccounts):
+        requests = [view.requests_of(i) for i in range(n_rows)]
+        for anchor, asked, (calls, rows) in zip(anchors, requests, view.attribute(requests)):
+            if asked is not None:  # (else its searches counted their own calls and rows)
+                anchor.n_model_calls, anchor.n_rows_predicted = calls, rows
+    return anchors
+
+
 class CallAccounts:
     """The prediction cache as the searches of one ``explain`` call that share model calls
     see it, counting what each search would have cost alone.
 
-    Searches that run together (:func:`run_batched`) claim the rows they need from the cache
-    in whatever order their threads take turns: which search predicts a row that two of them
-    need, and so each anchor's ``n_model_calls`` and ``n_rows_predicted``, varied from run to
-    run. This records, for every search (the cache's ``owner``), the rows each of its
-    requests needed that the cache did not know before the call, and :meth:`attribute` counts
-    them as if the searches had run one after the other in row order, as they do when they do
-    not share calls: a row goes to the first search that needs it, a call to each request
-    with a row of its own. The counts then depend neither on the threads' turns nor on
-    whether the calls were shared; the model still predicts every row once.
+    Searches that run together (:func:`run_batched`) claim the rows they need from the cache in
+    whatever order their threads take turns: which search predicts a row that two of them need, and
+    so each anchor's ``n_model_calls`` and ``n_rows_predicted``, varied from run to run. This
+    records, for every explained row (the one its thread is explaining: :meth:`starting`), the rows
+    each request of its searches needed that the cache did not know before the call, and
+    :meth:`attribute` counts them as if the rows had been explained one after the other in row
+    order, as they are when they do not share calls: a row goes to the first search that needs it, a
+    call to each request with a row of its own. The counts then depend neither on the threads' turns
+    nor on whether the calls were shared; the model still predicts every row once.
 
     Everything else goes to the cache. Its ``compiled`` reads True, so that the searches ask
     it for every row (the stream blocks' label memos, which the dictionary cache reads to skip
@@ -166,7 +198,8 @@ class CallAccounts:
         self._wrapped = cache
         self._lock = threading.Lock()
         self._filled = []  # (namespace, hashes) predicted during this call
-        self._requests = {}  # id(owner) -> [(namespace, hashes, known to the cache then)]
+        self._requests = {}  # explained row -> [(namespace, hashes, known to the cache then)]
+        self._row = threading.local()  # the row each thread is explaining
 
     def __getattr__(self, name):
         return getattr(self._wrapped, name)
@@ -175,7 +208,7 @@ class CallAccounts:
         out = self._wrapped.claim_rows(namespace, hashes, owner)
         known = out[0] >= 0  # (read now: the caller fills the labels in)
         with self._lock:
-            self._requests.setdefault(id(owner), []).append((namespace, hashes, known))
+            self._requests.setdefault(self._row.i, []).append((namespace, hashes, known))
         return out
 
     def fill(self, namespace, hashes, labels, owner):
@@ -184,14 +217,19 @@ class CallAccounts:
                 self._filled.append((namespace, hashes))
         return self._wrapped.fill(namespace, hashes, labels, owner)
 
-    def close(self, owner):
-        """The requests of the search ``owner`` (which has ended), forgotten here."""
+    def starting(self, i):
+        """The calling thread now explains row ``i``: its requests count for that row."""
+        self._row.i = i
+
+    def requests_of(self, i):
+        """The requests of the searches of row ``i`` (in their order), or None when they
+        made none (a kept search, or searches that predict their own rows)."""
         with self._lock:
-            return self._requests.pop(id(owner), [])
+            return self._requests.get(i)
 
     def attribute(self, requests):
-        """``(n_model_calls, n_rows_predicted)`` of each search, from their requests (one
-        list per search, in row order; None for a search that made none).
+        """``(n_model_calls, n_rows_predicted)`` of each row, from its searches' requests (one
+        list per row, in row order; None for a row that made none).
 
         A row is new to the call unless the cache knew it at the request and nobody
         predicted it during the call; each new row counts for the first request (in row
