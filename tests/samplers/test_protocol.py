@@ -188,6 +188,33 @@ def test_declared_capabilities_need_their_members():
         Capabilities().exact_reuse = True
 
 
+def test_a_sampler_declaring_what_it_does_not_implement_is_refused():
+    # SamplerCapabilities are checked as the instance's are: a bool each, and the member each
+    # declares (else a NotImplementedError would surface in fit or in the middle of explain)
+    with pytest.raises(TypeError, match="SamplerCapabilities.fallback must be a bool"):
+        SamplerCapabilities(fallback=1)
+
+    for field, member in (("split_hashing", "hash_by_splits"), ("fallback", "fallback_instance")):
+
+        class Declares(Bits):
+            capabilities = SamplerCapabilities(**{field: True})
+
+        for make in (AnchorExplainer, LimeExplainer):
+            with pytest.raises(
+                TypeError, match=rf"Declares declares {field}=True .* does not implement {member}"
+            ):
+                make(planted, sampler=Declares()).fit(np.ones((3, 6)))
+
+    class Honest(Bits):
+        capabilities = SamplerCapabilities(fallback=True)
+
+        def fallback_instance(self, row):
+            return self.instance(row)
+
+    found = AnchorExplainer(planted, sampler=Honest(), random_state=0).fit(np.ones((5, 6)))
+    assert sorted(found.explain(np.ones((1, 6)))[0].features) == ["x1", "x4"]
+
+
 _TABLE = pd.DataFrame({"age": np.arange(40.0), "sex": ["f", "m"] * 20})
 _TEXT = dict(exact_reuse=True, keys_tell_holds=True, replayable=True)
 # each shipped instance sampler and the capabilities it must declare
