@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 
-__all__ = ["Arms", "ArmsCapabilities"]
+__all__ = ["Arms", "ArmsCapabilities", "check_arms"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,8 +54,21 @@ class ArmsCapabilities:
     hopeless_rounds: bool = False
 
     def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not isinstance(value, bool):
+                raise TypeError(f"ArmsCapabilities.{field.name} must be a bool, got {value!r}.")
         if self.extreme_bounds and not self.own_estimator:
             raise ValueError("ArmsCapabilities: extreme_bounds=True needs own_estimator=True.")
+
+
+# The members each capability needs (checked by check_arms).
+_MEMBERS = {
+    "pulls_each": ("pull_each",),
+    "own_estimator": ("precision_estimates", "precision_bounds"),
+    "extreme_bounds": ("extreme_bound",),
+    "parent_draws": ("parent_can_settle", "pull_parents"),
+}
 
 
 def _missing(name):
@@ -74,7 +87,8 @@ class Arms(ABC):
 
     Subclasses keep ``n_samples`` and ``n_positives`` (float arrays, one entry per arm,
     updated in place), implement :meth:`pull`, and declare their optional members in
-    ``capabilities`` (:class:`ArmsCapabilities`); the bandits call no other member. The
+    ``capabilities`` (:class:`ArmsCapabilities`); the bandits call no other member, and refuse
+    arms that declare a member they do not implement (:func:`check_arms`). The
     anchor search hands a bandit of the user's own (``bandit=``) such arms, with
     ``coverage`` set.
     """
@@ -96,3 +110,23 @@ class Arms(ABC):
     extreme_bound = _missing("extreme_bound")
     parent_can_settle = _missing("parent_can_settle")
     pull_parents = _missing("pull_parents")
+
+
+def check_arms(arms):
+    """Refuse ``arms`` that are not :class:`Arms`, or whose capabilities declare members they
+    do not implement (a :class:`TypeError`, before the bandit would call one)."""
+    if not isinstance(arms, Arms):
+        raise TypeError(
+            f"arms must be a skanchors.Arms (subclass it; the bandit reads its capabilities), "
+            f"got {type(arms).__name__}."
+        )
+    caps = arms.capabilities
+    for field, members in _MEMBERS.items():
+        if getattr(caps, field):
+            missing = [m for m in members if getattr(type(arms), m) is getattr(Arms, m)]
+            if missing:
+                raise TypeError(
+                    f"{type(arms).__name__} declares {field}=True in its capabilities but "
+                    f"does not implement {', '.join(missing)}."
+                )
+    return arms

@@ -24,7 +24,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ._arms import Arms
+from ._arms import check_arms
 from ._bounds import kl_lower_bound, kl_upper_bound
 
 __all__ = [
@@ -66,11 +66,7 @@ def compute_beta(n_arms, t, delta, exploration="theory"):
 
 
 def _check_arms(arms, n_best):
-    if not isinstance(arms, Arms):
-        raise TypeError(
-            f"arms must be a skanchors.Arms (subclass it; the bandit reads its capabilities), "
-            f"got {type(arms).__name__}."
-        )
+    check_arms(arms)
     n_arms = len(arms.n_samples)
     if not isinstance(n_best, Integral) or not 1 <= n_best:
         raise ValueError(f"n_best must be a positive integer, got {n_best!r}.")

@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ._images import is_images
+from ._moved import MOVED_PARAMS, refuse_moved_params
 from ._stacklevel import outside_stacklevel
 from ._validation import check_params
 from .samplers._protocol import check_sampler
@@ -57,6 +58,9 @@ class ExplainsFittedModel:
     too (:func:`skanchors._validation.check_params`); a model given as a class is refused.
     """
 
+    #: The old keywords of the constructor, by class, and their new spelling (see _moved).
+    _moved_params = MOVED_PARAMS
+
     def _validate_params(self):
         check_params(self)
 
@@ -65,6 +69,7 @@ class ExplainsFittedModel:
         return {k: v for k, v in params.items() if not k.startswith("estimator__")}
 
     def set_params(self, **params):
+        refuse_moved_params(self, params, self._moved_params)
         nested = sorted(k for k in params if k.startswith("estimator__"))
         if nested:
             raise ValueError(

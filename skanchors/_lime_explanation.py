@@ -28,8 +28,14 @@ def _component_name(preds):
         return str(preds[0])
     lo = [p for p in preds if p.op == ">"]
     hi = [p for p in preds if p.op == "<="]
-    if len(lo) == 1 and len(hi) == 1 and len(preds) == 2:
-        return f"{format_value(lo[0].value)} < {lo[0].name} <= {format_value(hi[0].value)}"
+    if len(lo) + len(hi) == len(preds):
+        # a numeric column's bin: its tightest bound on each side (with bounds="all" the
+        # column has the bound the row satisfies at every edge; the others are implied)
+        lo = max(lo, key=lambda p: p.value, default=None)
+        hi = min(hi, key=lambda p: p.value, default=None)
+        if lo is not None and hi is not None:
+            return f"{format_value(lo.value)} < {lo.name} <= {format_value(hi.value)}"
+        return str(lo if hi is None else hi)
     return " AND ".join(str(p) for p in preds)
 
 

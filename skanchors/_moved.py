@@ -4,7 +4,9 @@ An estimator's ``__init__`` takes them through ``**moved`` (outside its signatur
 ``get_params`` lists only the current parameters), warns with a :class:`FutureWarning` that
 says where the option went, and puts the value there: on a parameter object (the sampler, the
 adaptive threshold, the vocabulary), which ``clone`` then copies like any parameter, or on a
-setting that :meth:`__sklearn_clone__` carries over (``_carried``).
+setting that :meth:`__sklearn_clone__` carries over (``_carried``). ``set_params`` (and so a
+grid search) with an old name is refused with a ValueError that gives its new spelling
+(:func:`refuse_moved_params`).
 """
 
 from __future__ import annotations
@@ -14,10 +16,34 @@ import warnings
 
 from ._stacklevel import outside_stacklevel
 
-__all__ = ["carry", "hide_moved", "refuse_unknown", "warn_moved"]
+__all__ = [
+    "MOVED_PARAMS",
+    "carry",
+    "hide_moved",
+    "refuse_moved_params",
+    "refuse_unknown",
+    "warn_moved",
+]
 
 # the release that will no longer accept the old spellings
 REMOVED_IN = "0.3"
+
+_SAMPLER = "sampler__{0} (with sampler=TabularSampler(...), or sampler=TabularSampler({0}=...))"
+_SCORER = "GridSearchCV(..., scoring=anchor_scorer({0}=...))"
+
+# The old keywords of the local explainers, as set_params spells them now (the global
+# aggregators' are in skanchors.aggregation._moved).
+MOVED_PARAMS = {
+    "AnchorExplainer": {
+        **{k: _SAMPLER.format(k) for k in ("discretizer", "categorical_features", "bounds")},
+        "perturbation": _SAMPLER.format("perturbation"),
+        "score_rows": _SCORER.format("rows"),
+        "score_threshold": _SCORER.format("threshold"),
+        "score_tolerance": _SCORER.format("tolerance"),
+        "cache_size": "skanchors.set_config(cache_size=...)",
+    },
+    "LimeExplainer": {k: _SAMPLER.format(k) for k in ("discretizer", "categorical_features")},
+}
 
 
 def hide_moved(init):
@@ -48,6 +74,20 @@ def refuse_unknown(owner, moved, known):
     unknown = sorted(set(moved) - set(known))
     if unknown:
         raise TypeError(f"{owner}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+
+
+def refuse_moved_params(estimator, params, table):
+    """A ValueError for the first name of ``params`` that is an old keyword of ``estimator``
+    (``table``: class name -> {old name: new spelling}, read along the class's MRO):
+    scikit-learn's own error lists the parameters but would not say where the option went."""
+    moved = next((table[c.__name__] for c in type(estimator).__mro__ if c.__name__ in table), {})
+    old = sorted(set(params) & set(moved))
+    if old:
+        owner = type(estimator).__name__
+        raise ValueError(
+            f"{owner}.set_params({old[0]}=...): {old[0]} is no longer a parameter of {owner} "
+            f"since skanchors 0.2; use {moved[old[0]]}."
+        )
 
 
 def carry(source, target, names):

@@ -144,11 +144,14 @@ class LimeExplainer(BaseExplainer):
         table's binning and categorical features are the
         :class:`~skanchors.samplers.TabularSampler`'s ``discretizer`` (quartiles by default;
         the interpretable feature of a numeric column is "in the instance's bin") and
-        ``categorical_features``: ``sampler=TabularSampler(discretizer="decile")``. A
-        table's custom sampler must be a ``TabularSampler`` for ``sampling="independent"``;
-        with ``"joint"``, any sampler's own draws (``instance.sample((), n_samples, rng)``)
-        are used. (The keyword arguments ``discretizer`` and ``categorical_features`` are
-        still accepted, with a ``FutureWarning``, until skanchors 0.3.)
+        ``categorical_features``: ``sampler=TabularSampler(discretizer="decile")``; its
+        ``perturbation`` (the anchor search's) changes nothing here, since LIME fixes no rule
+        (every perturbation is a reference row, whole or column by column), so one sampler
+        can serve both explainers. A table's custom sampler must be a ``TabularSampler``
+        for ``sampling="independent"``; with ``"joint"``, any sampler's own draws
+        (``instance.sample((), n_samples, rng)``) are used. (The keyword arguments
+        ``discretizer`` and ``categorical_features`` are still accepted, with a
+        ``FutureWarning``, until skanchors 0.3.)
     target_class : label or None, default=None
         Class whose probability is explained for every row (for example the positive class,
         so that :meth:`transform` weights have one meaning across rows). ``None``: each row's

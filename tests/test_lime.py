@@ -776,3 +776,56 @@ def test_json_keeps_intervals_decimals_and_tuple_column_names():
     back = LimeExplanation.from_json(explanation.to_json())
     assert back == explanation
     assert {p.feature for preds in back.features for p in preds} == set(X.columns)
+
+
+@pytest.mark.parametrize("sampling", ["independent", "joint"])
+def test_the_tabular_samplers_perturbation_does_not_change_lime(sampling):
+    # (as the docstring says: LIME fixes no rule, so a sampler shared with an AnchorExplainer
+    # gives the same weights whatever its perturbation)
+    from skanchors.samplers import TabularSampler
+
+    X = np.random.default_rng(0).uniform(size=(400, 3))
+
+    def model(Z):
+        p = (np.asarray(Z)[:, 0] > 0.5) * 0.8 + 0.1
+        return np.column_stack([1 - p, p])
+
+    weights = [
+        LimeExplainer(
+            model,
+            n_samples=300,
+            sampling=sampling,
+            sampler=TabularSampler(perturbation=perturbation),
+            random_state=0,
+        )
+        .fit(X)
+        .explain(X[:1])[0]
+        .as_list()
+        for perturbation in ("auto", "replace", "reference")
+    ]
+    assert weights[0] == weights[1] == weights[2]
+    assert weights[0][0][0].endswith("< x0 <= 0.78") and weights[0][0][1] > 0.4
+
+
+@pytest.mark.parametrize("bounds", ["bin", "all"])
+def test_a_numeric_features_name_is_its_bin_whatever_the_bounds(bounds):
+    # the interpretable feature is the conjunction of the column's predicates, i.e. the row's
+    # bin: named by the tightest bound on each side, as with bounds="interval", not as a list
+    # of every edge the row satisfies ("x0 <= 0.78 AND x0 > 0.54 AND x0 > 0.26")
+    from skanchors.samplers import TabularSampler
+
+    X = np.random.default_rng(0).uniform(size=(400, 3))
+
+    def model(Z):
+        p = (np.asarray(Z)[:, 0] > 0.5) * 0.8 + 0.1
+        return np.column_stack([1 - p, p])
+
+    def names(sampler, rows):
+        lime = LimeExplainer(model, n_samples=300, sampler=sampler, random_state=0).fit(X)
+        return [sorted(name for name, _ in e.as_list()) for e in lime.explain(rows)]
+
+    rows = np.array([[0.6, 0.1, 0.9], [0.05, 0.5, 0.3]])  # inner, lowest and highest bins
+    expected = names(TabularSampler(bounds="interval"), rows)
+    assert names(TabularSampler(bounds=bounds), rows) == expected
+    assert any(n.endswith("< x0 <= 0.78") for n in expected[0])
+    assert any(n.startswith("x0 <= ") for n in expected[1])

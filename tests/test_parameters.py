@@ -368,3 +368,31 @@ def test_lime_aggregator_word_filter():
     )
     assert old.fit(DOCS).top_terms_ == new.fit(DOCS).top_terms_
     assert sorted(w for w, _ in new.top_terms_[1]) == ["cash", "prize"]
+
+
+@pytest.mark.parametrize(
+    "make, old, new",
+    [
+        (AnchorExplainer, "perturbation", r"sampler__perturbation \(with sampler=TabularSampler"),
+        (AnchorExplainer, "discretizer", r"sampler__discretizer"),
+        (AnchorExplainer, "score_rows", r"scoring=anchor_scorer\(rows=\.\.\.\)"),
+        (AnchorExplainer, "score_tolerance", r"scoring=anchor_scorer\(tolerance=\.\.\.\)"),
+        (AnchorExplainer, "cache_size", r"skanchors.set_config\(cache_size=\.\.\.\)"),
+        (LimeExplainer, "categorical_features", r"sampler__categorical_features"),
+        (GlobalAnchorAggregator, "omega", r"threshold__omega \(with threshold=AdaptiveThreshold"),
+        (GlobalAnchorAggregator, "min_threshold", r"threshold__minimum"),
+        (GlobalAnchorAggregator, "candidate_filtering", r"vocabulary__filtering \(with vocab"),
+        (GlobalAnchorAggregator, "removal", r"scoring=aopc_scorer\(removal=\.\.\.\)"),
+        (GlobalLimeAggregator, "min_count", r"vocabulary__min_count"),
+    ],
+)
+def test_set_params_with_an_old_name_says_where_it_went(make, old, new):
+    # what a grid over an old name meets: the new spelling, not only the list of parameters
+    with pytest.raises(ValueError, match=rf"{old}=\.\.\.\): .* since skanchors 0.2; use .*{new}"):
+        make(planted).set_params(**{old: 1})
+    with pytest.raises(ValueError, match=rf"use .*{new}"):
+        never = lambda estimator, X, y=None: 0.0  # noqa: E731 (the grid fails before scoring)
+        GridSearchCV(make(planted), {old: [1, 2]}, scoring=never, cv=2).fit(np.ones((4, 2)))
+    # a name that never was a parameter gets scikit-learn's error
+    with pytest.raises(ValueError, match="Invalid parameter 'no_such'"):
+        make(planted).set_params(no_such=1)

@@ -36,6 +36,7 @@ from ..models import as_probability_model
 from ..samplers._protocol import check_sampler, is_fitted
 from ..samplers.text import check_documents, tokenize
 from . import _checkpoint
+from ._moved import MOVED_PARAMS
 from ._options import AopcScorer, WordFilter
 
 __all__ = ["BaseGlobalAggregator", "OutOfTime"]
@@ -74,6 +75,7 @@ class BaseGlobalAggregator(ExplainsFittedModel, TransformerMixin, BaseEstimator)
 
     _progress_desc = "global explanations"
     _checkpoint_signed = ()  # arrays of the state that may hold negative values
+    _moved_params = MOVED_PARAMS
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["predict_proba"]), callable],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .._moved import refuse_unknown, warn_moved
 from ._options import AdaptiveThreshold, AopcScorer, WordFilter
 
-__all__ = ["take_moved"]
+__all__ = ["MOVED_PARAMS", "take_moved"]
 
 
 _SCHEDULE = {"adaptive_threshold": "mode", "omega": "omega", "min_threshold": "minimum"}
@@ -17,6 +17,27 @@ _WORDS = {
     "candidate_filtering": "filtering",
 }
 _LIME_WORDS = ("stop_words", "min_count", "lowercase")
+
+_AOPC = "GridSearchCV(..., scoring=aopc_scorer(removal=...))"
+
+
+def _word(old):
+    return f"vocabulary__{_WORDS[old]} (with vocabulary=WordFilter(...))"
+
+
+# The old keywords, as set_params spells them now.
+MOVED_PARAMS = {
+    "GlobalAnchorAggregator": {
+        **{
+            k: f"threshold__{v} (with threshold=AdaptiveThreshold(...))"
+            for k, v in _SCHEDULE.items()
+        },
+        **{k: _word(k) for k in _WORDS},
+        "removal": _AOPC,
+        "shared_pool": "nothing (one perturbation pool per document is the only setting)",
+    },
+    "GlobalLimeAggregator": {**{k: _word(k) for k in _LIME_WORDS}, "removal": _AOPC},
+}
 
 
 def take_moved(aggregator, moved):

@@ -97,14 +97,21 @@ Members of a sampler with a default
     explanation its segmentation (:class:`~skanchors.ImageAnchor`,
     :class:`~skanchors.ImageLimeExplanation`: masks and pictures).
 
+Optional members of a sampler, used only when :class:`SamplerCapabilities` says so
+---------------------------------------------------------------------------------
+``split_hashing``: ``hash_by_splits(thresholds, dtype)``
+    Rows a tree model cannot tell apart get equal hashes (predicted once).
+``fallback``: ``fallback_instance(row)``
+    A second instance sampler, searched when no rule validates on the first.
+
 Samples are stored once (their keys or places in streams, their labels, and what the estimate
 needs of them: which predicates they satisfy, or their base rows) and reused by every candidate
 they are valid draws for (see :class:`skanchors._samples.SampleStore`); all samples one bandit
 step needs go to the model in one call, and perturbations that repeat are predicted once.
 
 A custom sampler subclasses :class:`Sampler` and its instances :class:`InstanceSampler`; the
-explainers refuse other objects with a :class:`TypeError`, since a missing member would
-otherwise fail deep inside a search.
+explainers refuse other objects, and capabilities declared without their members, with a
+:class:`TypeError`, since a missing member would otherwise fail deep inside a search.
 """
 
 from __future__ import annotations
@@ -164,11 +171,7 @@ class Capabilities:
     reference_rows: bool = False
 
     def __post_init__(self):
-        for field in dataclasses.fields(self):
-            if not isinstance(getattr(self, field.name), bool):
-                raise TypeError(
-                    f"Capabilities.{field.name} must be a bool, got {getattr(self, field.name)!r}."
-                )
+        _check_bools(self)
         needs = [
             ("keys_tell_holds", "exact_reuse"),
             ("replayable", "keys_tell_holds"),
@@ -183,6 +186,27 @@ class Capabilities:
                 "Capabilities: stratified and exact_reuse exclude each other (a sample "
                 "counts either for every rule it satisfies or for its stratum)."
             )
+
+
+def _check_bools(capabilities):
+    for field in dataclasses.fields(capabilities):
+        value = getattr(capabilities, field.name)
+        if not isinstance(value, bool):
+            raise TypeError(
+                f"{type(capabilities).__name__}.{field.name} must be a bool, got {value!r}."
+            )
+
+
+def _check_members(obj, capabilities, members):
+    """A TypeError if ``capabilities`` declare an ability whose ``members`` ``obj`` lacks."""
+    for field, names in members.items():
+        if getattr(capabilities, field):
+            missing = [m for m in names if not _implements(obj, m)]
+            if missing:
+                raise TypeError(
+                    f"{type(obj).__name__} declares {field}=True in its capabilities "
+                    f"but does not implement {', '.join(missing)}."
+                )
 
 
 # The members each capability needs, beyond the required ones (checked by check_instance).
@@ -316,14 +340,7 @@ def check_instance(instance, owner="sampler"):
             f"{type(instance).__name__}.capabilities must be a skanchors.samplers.Capabilities, "
             f"got {type(caps).__name__}."
         )
-    for field, members in _MEMBERS.items():
-        if getattr(caps, field):
-            missing = [m for m in members if not _implements(instance, m)]
-            if missing:
-                raise TypeError(
-                    f"{type(instance).__name__} declares {field}=True in its capabilities "
-                    f"but does not implement {', '.join(missing)}."
-                )
+    _check_members(instance, caps, _MEMBERS)
     return instance
 
 
@@ -348,6 +365,13 @@ class SamplerCapabilities:
     split_hashing: bool = False
     stratified: bool = False
     fallback: bool = False
+
+    def __post_init__(self):
+        _check_bools(self)
+
+
+# The members each capability of a sampler needs (checked by check_sampler).
+_SAMPLER_MEMBERS = {"split_hashing": ("hash_by_splits",), "fallback": ("fallback_instance",)}
 
 
 class Sampler(ABC):
@@ -413,11 +437,19 @@ def is_fitted(sampler):
 
 
 def check_sampler(sampler, name="sampler"):
-    """Refuse a ``sampler`` argument that is not a :class:`Sampler` (a :class:`TypeError`)."""
+    """Refuse a ``sampler`` argument that is not a :class:`Sampler`, or whose capabilities
+    declare members it does not implement (a :class:`TypeError`)."""
     if not isinstance(sampler, Sampler):
         raise TypeError(
             f"{name} must be a skanchors.samplers.Sampler (a sampler that subclasses it, with "
             f"instances that subclass skanchors.samplers.InstanceSampler); got "
             f"{type(sampler).__name__}."
         )
+    caps = sampler.capabilities
+    if not isinstance(caps, SamplerCapabilities):
+        raise TypeError(
+            f"{type(sampler).__name__}.capabilities must be a "
+            f"skanchors.samplers.SamplerCapabilities, got {type(caps).__name__}."
+        )
+    _check_members(sampler, caps, _SAMPLER_MEMBERS)
     return sampler

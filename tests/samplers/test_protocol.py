@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator
 
 from skanchors import AnchorExplainer, LimeExplainer, Predicate
 from skanchors._arms import Arms, ArmsCapabilities
-from skanchors._bandit import KLLUCB
+from skanchors._bandit import KLLUCB, BatchSAR
 from skanchors._reference import ReferenceArms
 from skanchors._samples import CandidateArms
 from skanchors._search import beam_search
@@ -188,6 +188,33 @@ def test_declared_capabilities_need_their_members():
         Capabilities().exact_reuse = True
 
 
+def test_a_sampler_declaring_what_it_does_not_implement_is_refused():
+    # SamplerCapabilities are checked as the instance's are: a bool each, and the member each
+    # declares (else a NotImplementedError would surface in fit or in the middle of explain)
+    with pytest.raises(TypeError, match="SamplerCapabilities.fallback must be a bool"):
+        SamplerCapabilities(fallback=1)
+
+    for field, member in (("split_hashing", "hash_by_splits"), ("fallback", "fallback_instance")):
+
+        class Declares(Bits):
+            capabilities = SamplerCapabilities(**{field: True})
+
+        for make in (AnchorExplainer, LimeExplainer):
+            with pytest.raises(
+                TypeError, match=rf"Declares declares {field}=True .* does not implement {member}"
+            ):
+                make(planted, sampler=Declares()).fit(np.ones((3, 6)))
+
+    class Honest(Bits):
+        capabilities = SamplerCapabilities(fallback=True)
+
+        def fallback_instance(self, row):
+            return self.instance(row)
+
+    found = AnchorExplainer(planted, sampler=Honest(), random_state=0).fit(np.ones((5, 6)))
+    assert sorted(found.explain(np.ones((1, 6)))[0].features) == ["x1", "x4"]
+
+
 _TABLE = pd.DataFrame({"age": np.arange(40.0), "sex": ["f", "m"] * 20})
 _TEXT = dict(exact_reuse=True, keys_tell_holds=True, replayable=True)
 # each shipped instance sampler and the capabilities it must declare
@@ -302,6 +329,27 @@ def test_the_arms_declare_their_optional_members():
             assert (getattr(cls, member) is not getattr(Arms, member)) == on, (cls, member)
     with pytest.raises(ValueError, match="extreme_bounds=True needs own_estimator"):
         ArmsCapabilities(extreme_bounds=True)
+
+    with pytest.raises(TypeError, match="ArmsCapabilities.pulls_each must be a bool"):
+        ArmsCapabilities(pulls_each=1)
+
+    class Coins(Arms):  # two coins; declares its own estimator but does not implement it
+        capabilities = ArmsCapabilities(own_estimator=True)
+
+        def __init__(self):
+            self.n_samples, self.n_positives = np.zeros(2), np.zeros(2)
+
+        def pull(self, indices, n):
+            self.n_samples[indices] += n
+            self.n_positives[indices] += n * np.array([0.2, 0.9])[indices]
+
+    for bandit in (KLLUCB(), BatchSAR()):
+        with pytest.raises(
+            TypeError, match=r"Coins declares own_estimator=True .* precision_estimates, prec"
+        ):
+            bandit.select(Coins(), 1, epsilon=0.1, delta=0.1, batch_size=5)
+    Coins.capabilities = ArmsCapabilities()  # declares what it has: the better coin wins
+    assert KLLUCB().select(Coins(), 1, epsilon=0.1, delta=0.1, batch_size=5).tolist() == [1]
 
     class Plain:  # arms that are not Arms: the bandit says so
         n_samples = n_positives = np.zeros(2)
