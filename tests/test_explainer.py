@@ -706,6 +706,7 @@ def test_bandit_choice_changes_sampling(data):
 @pytest.mark.parametrize("n_jobs, workers", [(1, 1), (2, 2), (None, 1)])
 def test_n_jobs_sets_the_number_of_workers(data, n_jobs, workers, monkeypatch):
     import threading
+    import time
 
     from joblib import parallel_config
 
@@ -721,6 +722,9 @@ def test_n_jobs_sets_the_number_of_workers(data, n_jobs, workers, monkeypatch):
 
         def predict_proba(self, X):
             self.threads.add(threading.get_ident())
+            # slow enough that the second worker takes its chunk before the first is done
+            # (on a loaded machine one thread could otherwise run every chunk)
+            time.sleep(0.002)
             return super().predict_proba(X)
 
     X = pd.concat([row(0.9, "red"), row(0.2, "green"), row(0.8, "red", x1=0.1), row(0.1, "red")])
