@@ -20,12 +20,14 @@ __all__ = [
     "MOVED_PARAMS",
     "carry",
     "hide_moved",
+    "move_to_sampler",
     "refuse_moved_params",
     "refuse_unknown",
     "warn_moved",
 ]
 
-# the release that will no longer accept the old spellings
+# the release that deprecated the old spellings, and the one that will refuse them
+DEPRECATED_IN = "0.2"
 REMOVED_IN = "0.3"
 
 _SAMPLER = "sampler__{0} (with sampler=TabularSampler(...), or sampler=TabularSampler({0}=...))"
@@ -62,11 +64,25 @@ def warn_moved(owner, names, new_spelling):
     """Warn that ``owner(<names>=...)`` is deprecated in favour of ``new_spelling``."""
     old = ", ".join(f"{name}=..." for name in names)
     warnings.warn(
-        f"{owner}({old}) is deprecated since skanchors 0.2 and will be refused in "
+        f"{owner}({old}) is deprecated since skanchors {DEPRECATED_IN} and will be refused in "
         f"{REMOVED_IN}: use {new_spelling}.",
         FutureWarning,
         stacklevel=outside_stacklevel(),
     )
+
+
+def move_to_sampler(owner, explainer, options, sampler_class):
+    """Put the old sampler keywords ``options`` of ``owner(...)`` on a new ``sampler_class``
+    (with a warning); refused beside a ``sampler=`` of the user's, which holds its own."""
+    spelled = ", ".join(f"{k}={v!r}" for k, v in options.items())
+    if explainer.sampler is not None:
+        raise ValueError(
+            f"{', '.join(options)} configure the tabular sampler; with sampler= given, set "
+            f"them on it: sampler={type(explainer.sampler).__name__}({spelled})."
+        )
+    new = f"{owner}(..., sampler={sampler_class.__name__}({spelled}))"
+    warn_moved(owner, options, new)
+    explainer.sampler = sampler_class(**options)
 
 
 def refuse_unknown(owner, moved, known):

@@ -29,7 +29,7 @@ from ._base import (
 )
 from ._config import check_cache_size, get_config
 from ._explain_rows import _explain_chunk, _plain, _reuse, _row_identity, _search_key
-from ._moved import carry, hide_moved, refuse_unknown, warn_moved
+from ._moved import carry, hide_moved, move_to_sampler, refuse_unknown, warn_moved
 from ._scoring import AnchorScorer
 from ._search import _MAX_VALIDATION_SAMPLES, _arm_kernel
 from ._validation import check_model
@@ -690,14 +690,7 @@ def _take_moved(explainer, moved):
     if options:
         from .samplers.tabular import TabularSampler
 
-        spelled = ", ".join(f"{k}={v!r}" for k, v in options.items())
-        if explainer.sampler is not None:
-            raise ValueError(
-                f"{', '.join(options)} configure the tabular sampler; with sampler= given, set "
-                f"them on it: sampler={type(explainer.sampler).__name__}({spelled})."
-            )
-        warn_moved(owner, options, f"AnchorExplainer(..., sampler=TabularSampler({spelled}))")
-        explainer.sampler = TabularSampler(**options)
+        move_to_sampler(owner, explainer, options, TabularSampler)
     scoring = {new: moved[old] for old, new in _SCORE_OPTIONS.items() if old in moved}
     if scoring:
         scorer = AnchorScorer(**scoring)

@@ -59,7 +59,7 @@ from ._lime_surrogate import (  # noqa: F401 (imported for the tests and benchma
     _weighted_r2,
     _weighted_ridge,
 )
-from ._moved import hide_moved, refuse_unknown, warn_moved
+from ._moved import hide_moved, move_to_sampler, refuse_unknown
 from ._refit import reads_other_columns, refit_error
 from ._validation import check_model, warn_probabilities_do_not_sum_to_1
 from .models import as_probability_model
@@ -485,11 +485,4 @@ class LimeExplainer(BaseExplainer):
 def _take_moved(explainer, moved):
     """``discretizer`` and ``categorical_features``, which moved to the sampler."""
     refuse_unknown("LimeExplainer", moved, ("discretizer", "categorical_features"))
-    spelled = ", ".join(f"{k}={v!r}" for k, v in moved.items())
-    if explainer.sampler is not None:
-        raise ValueError(
-            f"{', '.join(moved)} configure the tabular sampler; with sampler= given, set them "
-            f"on it: sampler={type(explainer.sampler).__name__}({spelled})."
-        )
-    warn_moved("LimeExplainer", moved, f"LimeExplainer(..., sampler=TabularSampler({spelled}))")
-    explainer.sampler = TabularSampler(**moved)
+    move_to_sampler("LimeExplainer", explainer, moved, TabularSampler)
