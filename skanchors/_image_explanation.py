@@ -150,6 +150,12 @@ def _png(draw):
 class _ImagePart:
     """What both image explanations share: the segmentation and its serialised form."""
 
+    _dict_key = "segments"
+
+    def _identity(self):
+        digest = None if self.segments is None else np.asarray(self.segments).tobytes()
+        return (*super()._identity(), digest)
+
     def _check_instance(self, what):
         if self.instance is None:
             raise ValueError(
@@ -198,11 +204,6 @@ class ImageAnchor(_ImagePart, Anchor):
     """
 
     segments: Any = None
-    _dict_key = "segments"
-
-    def _identity(self):
-        digest = None if self.segments is None else np.asarray(self.segments).tobytes()
-        return (*super()._identity(), digest)
 
     def __hash__(self):
         return hash(self._identity()[:2])
@@ -296,11 +297,6 @@ class ImageLimeExplanation(_ImagePart, LimeExplanation):
     """
 
     segments: Any = None
-    _dict_key = "segments"
-
-    def _identity(self):
-        digest = None if self.segments is None else np.asarray(self.segments).tobytes()
-        return (*super()._identity(), digest)
 
     def __hash__(self):
         return hash(self._identity()[:3])

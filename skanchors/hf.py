@@ -139,6 +139,32 @@ class _Pretrained(ClassifierMixin, BaseEstimator):
             state.pop("_loaded", None)
         return state
 
+    def _load_key(self):
+        """What the loaded model and preprocessor depend on: ``_load`` reuses them while it
+        is unchanged."""
+        preprocessor = getattr(self, self._preprocessor[0])
+        return (
+            os.fspath(self.model) if _is_name(self.model) else id(self.model),
+            os.fspath(preprocessor) if _is_name(preprocessor) else id(preprocessor),
+            str(self.device),
+        )
+
+    def _loaded_for(self, key):
+        return self.__dict__.get("_loaded") == key and self.__dict__.get("_model") is not None
+
+    def _load_named(self, torch, kind, auto_class):
+        """The model named by ``self.model`` (hub name or folder), loaded with
+        ``auto_class`` (once per process and device), and its device."""
+        check_pretrained_source(self.model, "model")
+        device = _named_device(torch, self.device)
+        model = _load_pretrained(
+            kind,
+            self.model,
+            device,
+            lambda: auto_class.from_pretrained(os.fspath(self.model)).to(device).eval(),
+        )
+        return model, device
+
     def fit(self, X=None, y=None):
         """Load the model and its preprocessor (no training).
 
@@ -279,12 +305,8 @@ class HFTextClassifier(_Pretrained):
     # ------------------------------------------------------------------ loading
     def _load(self):
         """Load (or reuse) the model and tokenizer matching the current parameters."""
-        key = (
-            os.fspath(self.model) if _is_name(self.model) else id(self.model),
-            os.fspath(self.tokenizer) if _is_name(self.tokenizer) else id(self.tokenizer),
-            str(self.device),
-        )
-        if self.__dict__.get("_loaded") == key and self.__dict__.get("_model") is not None:
+        key = self._load_key()
+        if self._loaded_for(key):
             return
         try:
             import torch
@@ -294,17 +316,8 @@ class HFTextClassifier(_Pretrained):
                 "HFTextClassifier needs torch and transformers: pip install 'skanchors[text]'."
             ) from exc
         if _is_name(self.model):
-            check_pretrained_source(self.model, "model")
-            device = _named_device(torch, self.device)
-            model = _load_pretrained(
-                "sequence-classification",
-                self.model,
-                device,
-                lambda: (
-                    AutoModelForSequenceClassification.from_pretrained(os.fspath(self.model))
-                    .to(device)
-                    .eval()
-                ),
+            model, device = self._load_named(
+                torch, "sequence-classification", AutoModelForSequenceClassification
             )
         else:
             model = self.model

@@ -17,7 +17,6 @@ from .hf import (
     _device_of,
     _is_name,
     _load_pretrained,
-    _named_device,
     _Pretrained,
     check_pretrained_source,
 )
@@ -100,14 +99,8 @@ class HFImageClassifier(_Pretrained):
 
     # ------------------------------------------------------------------ loading
     def _load(self):
-        key = (
-            os.fspath(self.model) if _is_name(self.model) else id(self.model),
-            os.fspath(self.image_processor)
-            if _is_name(self.image_processor)
-            else id(self.image_processor),
-            str(self.device),
-        )
-        if self.__dict__.get("_loaded") == key and self.__dict__.get("_model") is not None:
+        key = self._load_key()
+        if self._loaded_for(key):
             return
         try:
             import torch
@@ -117,17 +110,8 @@ class HFImageClassifier(_Pretrained):
                 "HFImageClassifier needs torch and transformers: pip install 'skanchors[text]'."
             ) from exc
         if _is_name(self.model):
-            check_pretrained_source(self.model, "model")
-            device = _named_device(torch, self.device)
-            model = _load_pretrained(
-                "image-classification",
-                self.model,
-                device,
-                lambda: (
-                    AutoModelForImageClassification.from_pretrained(os.fspath(self.model))
-                    .to(device)
-                    .eval()
-                ),
+            model, device = self._load_named(
+                torch, "image-classification", AutoModelForImageClassification
             )
         else:
             model = self.model
